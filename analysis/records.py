@@ -1,0 +1,132 @@
+"""Released per-call records: where each (model, cell) lives in the release, and loading it.
+
+Records use the released schema ``arm, pair_id, i, j, order, patient, chosen, picked_i``
+(spec PROTOCOL-synthetic §7). Missing answers are NaN. Sonnet per-arm files are concatenated
+with the arm taken from the file name; Sonnet first-generation no-example files (``expK_g1_*``)
+have no ``patient``/``chosen`` columns, which are then derived from ``picked_i``.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pandas as pd
+
+from . import config, data
+from .cells import Cell, parse_cell
+
+RECORD_COLUMNS = ["arm", "pair_id", "i", "j", "order", "patient", "chosen", "picked_i"]
+SONNET_DIR = "data/raw_records/claude-sonnet-4-5"
+
+
+class NotReleased(LookupError):
+    """The per-call records of a (model, cell) are not in the release; the message says what is missing."""
+
+
+def _exists(name: str) -> bool:
+    return name in data.registry().index
+
+
+def _per_arm(prefix: str) -> list[str]:
+    return [f"{prefix}_{arm}_records.csv" for arm in config.ARMS]
+
+
+def record_files(model: str, cell: "str | Cell", run: str | None = None) -> list[str]:
+    """Registry names of the released records of ``model`` (sonnet/deepseek/qwen/gpt) in ``cell``.
+
+    ``run`` selects GPT's repeated measurement (``"a"`` or ``"b"``). Raises :class:`NotReleased`.
+    """
+    cell = parse_cell(cell)
+    if model not in config.MODELS:
+        raise KeyError(f"unknown model {model!r}; expected one of {sorted(config.MODELS)}")
+    folder = config.MODELS[model][1]
+    candidates: list[list[str]] = []
+    if run is not None:
+        candidates.append([f"data/raw_records/{folder}/repeated_measurement/run_{run}/{cell.id}_records.csv"])
+    elif model == "sonnet":
+        base = Cell(cell.k, cell.corner, cell.names, cell.examples, cell.proxies, cell.sweep_beta, cell.seed)
+        if cell.example_corner and cell.example_corner != cell.corner:
+            candidates.append(_per_arm(f"{SONNET_DIR}/coupling/expK_cpl_k{cell.k}_{cell.example_corner}"))
+        elif cell.n_examples != config.N_EXAMPLES:
+            candidates.append(_per_arm(f"{SONNET_DIR}/dcal_sweep/expK_dcal_n{cell.n_examples}"))
+        elif cell.example_corr is not None:
+            tag = f"r{round(cell.example_corr * 100):02d}"
+            candidates.append(_per_arm(f"{SONNET_DIR}/mechanism/expK_mech_{tag}_{cell.names}"))
+        else:
+            candidates.append([f"data/canonical/claude-sonnet-4-5/{base.id}_records.csv"])
+            if cell.corner == "HH":
+                candidates.append(_per_arm(f"{SONNET_DIR}/dimension_by_structure/expK_xstr_k{cell.k}_HH_"
+                                           f"{cell.names}_{cell.examples}"))
+            if not cell.has_examples:
+                candidates.append([f"{SONNET_DIR}/expK_g1_k{cell.k}_{cell.proxies}_{cell.names}_records.csv"])
+    else:
+        sub = "seed_replication/" if cell.seed is not None else ""
+        candidates.append([f"data/raw_records/{folder}/{sub}{cell.id}_records.csv"])
+    for names in candidates:
+        if all(_exists(n) for n in names):
+            return names
+    what = f"run {run} of " if run else ""
+    raise NotReleased(f"per-call records of {what}{config.MODELS[model][0]} in cell {cell.id} are not in the release "
+                      f"(looked for {candidates[0][0]}{' and others' if len(candidates) > 1 else ''})")
+
+
+def _read(name: str, arm_from_name: str | None) -> pd.DataFrame:
+    df = data.read_csv(name)
+    if arm_from_name is not None:
+        df["arm"] = arm_from_name
+    return df
+
+
+def normalise(df: pd.DataFrame) -> pd.DataFrame:
+    """Bring a records frame to the released schema with numeric (float, NaN = missing) answers."""
+    df = df.copy()
+    order = df["order"].astype(str).str.strip()
+    codes = {"0": 0, "1": 1, "0.0": 0, "1.0": 1, "ij": 0, "ji": 1}
+    if set(order.unique()) <= {"1", "2"}:
+        codes = {"1": 0, "2": 1}
+    df["order"] = order.map(codes).astype(int)
+    for col in ("pair_id", "i", "j"):
+        df[col] = df[col].astype(int)
+    for col in ("patient", "chosen", "picked_i"):
+        if col in df:
+            df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
+    if "patient" not in df:  # first-generation files: derive the shown answer from picked_i
+        first = np.where(df["order"] == 0, df["i"], df["j"])
+        chosen = np.where(df["picked_i"] == 1, df["i"], np.where(df["picked_i"] == 0, df["j"], np.nan))
+        df["chosen"] = chosen.astype(float)
+        df["patient"] = np.where(np.isnan(chosen), np.nan, np.where(chosen == first, 1.0, 2.0))
+    extra = [c for c in df.columns if c not in RECORD_COLUMNS]
+    return df[RECORD_COLUMNS + extra].reset_index(drop=True)
+
+
+@functools.lru_cache(maxsize=512)
+def _load(model: str, cell_id: str, run: str | None) -> pd.DataFrame:
+    names = record_files(model, cell_id, run)
+    if len(names) == 1:
+        df = _read(names[0], None)
+    else:
+        df = pd.concat([_read(n, arm) for n, arm in zip(names, config.ARMS)], ignore_index=True)
+    return normalise(df)
+
+
+def load_records(model: str, cell: "str | Cell", run: str | None = None) -> pd.DataFrame:
+    """The released per-call records of ``model`` in ``cell`` (a fresh copy)."""
+    return _load(model, parse_cell(cell).id, run).copy()
+
+
+def released_cells(model: str) -> list[str]:
+    """Every synthetic battery cell id (release grammar) with per-call records for ``model``."""
+    folder = config.MODELS[model][1]
+    out = []
+    for name in data.registry().index:
+        for prefix in (f"data/raw_records/{folder}/", f"data/raw_records/{folder}/seed_replication/",
+                       "data/canonical/claude-sonnet-4-5/" if model == "sonnet" else None):
+            if prefix and name.startswith(prefix) and name.endswith("_records.csv"):
+                tag = name[len(prefix):-len("_records.csv")]
+                if "/" in tag:
+                    continue
+                try:
+                    out.append(parse_cell(tag).id)
+                except ValueError:
+                    pass
+    return sorted(set(out))
