@@ -77,6 +77,22 @@ def _read(name: str, arm_from_name: str | None) -> pd.DataFrame:
     return df
 
 
+def _pair_ids(df: pd.DataFrame) -> pd.Series:
+    """Integer pair ids. Some released files write ``pair_id`` as ``i_j`` or ``p_i_j`` for part of
+    their rows (the ``p`` there is the stratum, not the pair); those take the id that the same ``(i, j)`` has in the file's numeric rows."""
+    raw = df["pair_id"].astype(str).str.strip()
+    numeric = pd.to_numeric(raw, errors="coerce")
+    if numeric.isna().any():
+        known = pd.Series(numeric.to_numpy(), index=pd.MultiIndex.from_arrays([df["i"], df["j"]]))
+        known = known.dropna().groupby(level=[0, 1]).first()
+        keys = pd.MultiIndex.from_arrays([df["i"], df["j"]])
+        numeric = numeric.fillna(pd.Series(known.reindex(keys).to_numpy(), index=df.index))
+    if numeric.isna().any():
+        bad = raw[numeric.isna()].iloc[0]
+        raise ValueError(f"pair_id {bad!r} cannot be resolved to a numeric pair id")
+    return numeric.astype(int)
+
+
 def normalise(df: pd.DataFrame) -> pd.DataFrame:
     """Bring a records frame to the released schema with numeric (float, NaN = missing) answers."""
     df = df.copy()
@@ -85,8 +101,9 @@ def normalise(df: pd.DataFrame) -> pd.DataFrame:
     if set(order.unique()) <= {"1", "2"}:
         codes = {"1": 0, "2": 1}
     df["order"] = order.map(codes).astype(int)
-    for col in ("pair_id", "i", "j"):
+    for col in ("i", "j"):
         df[col] = df[col].astype(int)
+    df["pair_id"] = _pair_ids(df)
     for col in ("patient", "chosen", "picked_i"):
         if col in df:
             df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
@@ -130,3 +147,52 @@ def released_cells(model: str) -> list[str]:
                 except ValueError:
                     pass
     return sorted(set(out))
+
+
+_CATALOGUE_RULES = (
+    # (regex on the registry name, model, cell template); named groups fill the template
+    (r"data/canonical/claude-sonnet-4-5/(?P<cell>k\w+?)_records\.csv", "sonnet", "{cell}"),
+    (r"data/raw_records/claude-sonnet-4-5/expK_g1_k(?P<k>\d+)_(?P<p>zero|info)_(?P<n>neutral|social)_records\.csv",
+     "sonnet", "k{k}_LH_{n}_absent_{p}"),
+    (r"data/raw_records/claude-sonnet-4-5/gate2/expK_g2\w*?_k(?P<k>\d+)_(?P<p>zero|info)_(?P<n>neutral|social)\w*_records\.csv",
+     "sonnet", "k{k}_LH_{n}_learned_{p}"),
+    (r"data/raw_records/claude-sonnet-4-5/beta_sweep/expK_beta_b(?P<b>\d+)_(?P<n>neutral|social)_\w+_records\.csv",
+     "sonnet", "k12_LH_{n}_learned_info_b{b}"),
+    (r"data/raw_records/claude-sonnet-4-5/coupling/expK_cpl_k(?P<k>\d+)_(?P<x>LL|HL|HH)_\w+_records\.csv",
+     "sonnet", "k{k}_LH_neutral_learned_zero_x{x}"),
+    (r"data/raw_records/claude-sonnet-4-5/dcal_sweep/expK_dcal_n(?P<m>\d+)_\w+_records\.csv",
+     "sonnet", "k12_LH_neutral_learned_zero_n{m}"),
+    (r"data/raw_records/claude-sonnet-4-5/dimension_by_structure/expK_xstr_k(?P<k>\d+)_HH_(?P<n>neutral|social)_"
+     r"(?P<e>absent|learned)_\w+_records\.csv", "sonnet", "k{k}_HH_{n}_{e}_zero"),
+    (r"data/raw_records/claude-sonnet-4-5/mechanism/expK_mech_r(?P<r>\d+)_(?P<n>neutral|social)_\w+_records\.csv",
+     "sonnet", "k12_LH_{n}_learned_zero_r{r}"),
+    (r"data/raw_records/claude-sonnet-4-5/stochastic_regeneration/(?P<cell>k\w+?)_(?:frozenbaseline|stochregen)_records\.csv",
+     "sonnet", "{cell}"),
+    (r"data/raw_records/deepseek-flash/(?P<cell>k\w+?)_(?:frozenbaseline|stochregen)_records\.csv",
+     "deepseek-flash", "{cell}"),
+    (r"data/raw_records/(?P<folder>DeepSeek-V4-Flash-0731|qwen3\.7-max|gpt-5\.6-terra)/(?:seed_replication/|"
+     r"repeated_measurement/run_\w/)?(?P<cell>k\w+?)_records\.csv", "{folder}", "{cell}"),
+    (r"data/encoding_control/\S*catctl_(?P<cell>k\w+?_zero)_\w+_records\.csv", "sonnet-20250929", "{cell}"),
+    (r"data/encoding_control/reference/sonnet_(?P<cell>k\w+?)_records\.csv", "sonnet", "{cell}"),
+)
+
+
+def catalogue() -> pd.DataFrame:
+    """Every released synthetic records file with the model and cell it belongs to.
+
+    Columns ``name, model, cell``; ``model`` is the short name where the file is a battery
+    model's (sonnet/deepseek/qwen/gpt), else the release folder's serving id.
+    """
+    import re
+
+    folder_to_model = {v[1]: k for k, v in config.MODELS.items()}
+    rows = []
+    for name in data.registry().index:
+        for rx, model, tmpl in _CATALOGUE_RULES:
+            m = re.fullmatch(rx, name)
+            if m:
+                g = m.groupdict()
+                mdl = model.format(**g)
+                rows.append({"name": name, "model": folder_to_model.get(mdl, mdl), "cell": tmpl.format(**g)})
+                break
+    return pd.DataFrame(rows)

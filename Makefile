@@ -1,0 +1,57 @@
+# The compendium's build graph. `make help` lists the targets.
+# Everything runs from a local .venv built from the pins in environment.yml with the machine's python3.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+JOBS   ?= 2
+export MPLBACKEND := Agg
+export PYTHONHASHSEED := 0
+
+.PHONY: help paper test data notebooks claims report sync clean distclean bench
+
+help:  ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
+
+$(STAMP): environment.yml pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -c "import re; print('\n'.join(l.split('- ',1)[1].strip() for l in open('environment.yml') if re.match(r'\s+- [A-Za-z0-9_.-]+==', l)))" > $(VENV)/requirements.txt
+	$(PY) -m pip install --quiet -r $(VENV)/requirements.txt
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+venv: $(STAMP)  ## build .venv from the pins
+
+data: $(STAMP)  ## fetch and verify every input by name and SHA-256
+	$(PY) -m analysis data --quiet
+
+sync: $(STAMP)  ## sync the jupytext pairs (notebooks/NN_name.py <-> .ipynb)
+	$(PY) -m analysis.build --sync-only
+
+notebooks: data  ## execute notebooks 01-08 with papermill, in order
+	$(PY) -m analysis.build --jobs $(JOBS)
+
+claims: data  ## recompute every claim -> data/derived/claims_check.csv
+	$(PY) -m analysis claims
+
+report: claims  ## render the HTML claims report -> data/derived/claims_report.html
+	$(PY) -m analysis report
+
+paper: notebooks report  ## regenerate every notebook, figure, table and claim, then the report
+	@echo "done: figures/, data/derived/, data/derived/claims_report.html"
+
+test: data  ## unit tests, doctests and nbval over every notebook
+	$(PY) -m pytest -q -p no:cacheprovider tests analysis
+	$(PY) -m pytest -q -p no:cacheprovider --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks
+
+bench: data  ## benchmarks (not timed tests): bootstrap, collection client, UCI pipeline
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:  ## remove caches of Python and pytest (keeps .venv, downloads, figures and derived results)
+	find . -name __pycache__ -prune -exec rm -rf {} +
+	rm -rf .pytest_cache
+
+distclean: clean  ## also remove .venv and the download cache
+	rm -rf $(VENV) .cache
