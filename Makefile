@@ -44,7 +44,7 @@ paper: notebooks report  ## regenerate every notebook, figure, table and claim, 
 
 test: data  ## unit tests, doctests and nbval over every notebook
 	$(PY) -m pytest -q -p no:cacheprovider tests analysis
-	$(PY) -m pytest -q -p no:cacheprovider --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks
+	$(PY) -m pytest -q -p no:cacheprovider --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks/*.ipynb
 
 bench: data  ## benchmarks (not timed tests): bootstrap, collection client, UCI pipeline
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -154,3 +154,22 @@ def table_view(check_df: pd.DataFrame, table: str) -> pd.DataFrame:
     """The rows of one table (``Table 6``, ``Main``, ``SN 14``) for display in a notebook."""
     sub = check_df[check_df["table"] == table]
     return sub[["row", "column", "paper_value", "reproduced_value", "status", "note"]].reset_index(drop=True)
+
+
+def compare(values: dict[str, object]) -> pd.DataFrame:
+    """Paper value beside ours for a subset of claims (those in ``values``), without writing.
+
+    Columns ``claim_id, table, row, column, paper_value, reproduced_value, status``; used by the
+    notebooks to print each table's claims.
+    """
+    reg = registry().set_index("claim_id")
+    unknown = sorted(set(values) - set(reg.index))
+    if unknown:
+        raise ValueError(f"claims missing from the registry: {unknown[:10]}")
+    rows = []
+    for cid, value in values.items():
+        rec = reg.loc[cid]
+        status, text = status_of(rec["paper_value"], rec["tolerance"], value)
+        rows.append({"claim_id": cid, "table": rec["table"], "row": rec["row"], "column": rec["column"],
+                     "paper_value": rec["paper_value"], "reproduced_value": text, "status": status})
+    return pd.DataFrame(rows)

@@ -53,3 +53,27 @@ def save(fig, name: str, folder: Path | None = None) -> list[Path]:
         fig.savefig(p, metadata=meta)
         out.append(p)
     return out
+
+
+def proxy_shift(df, value: str = "proxy", group: str = "A", facet: str = "corner"):
+    """Histograms of a displayed proxy by hidden group, one panel per configuration (notebook 01).
+
+    ``df`` is tidy: one row per patient with columns ``facet``, ``group`` and ``value``.
+    """
+    import numpy as np
+
+    apply_style()
+    facets = list(dict.fromkeys(df[facet]))
+    fig, axes = plt.subplots(1, len(facets), figsize=(3.2 * len(facets), 2.6), sharey=True)
+    axes = np.atleast_1d(axes)
+    bins = np.linspace(df[value].quantile(0.001), df[value].quantile(0.999), 41)
+    for ax, f in zip(axes, facets):
+        sub = df[df[facet] == f]
+        for g, colour in ((0, "#2e86c1"), (1, "#d35400")):
+            ax.hist(sub.loc[sub[group] == g, value], bins=bins, alpha=0.55, color=colour, density=True,
+                    label=f"A = {g}")
+        ax.set_title(f)
+        ax.set_xlabel("displayed proxy (standardised)")
+    axes[0].set_ylabel("density")
+    axes[-1].legend()
+    return fig

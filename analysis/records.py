@@ -77,9 +77,10 @@ def _read(name: str, arm_from_name: str | None) -> pd.DataFrame:
     return df
 
 
-def _pair_ids(df: pd.DataFrame) -> pd.Series:
+def _pair_ids(df: pd.DataFrame, cell: "str | Cell | None" = None) -> pd.Series:
     """Integer pair ids. Some released files write ``pair_id`` as ``i_j`` or ``p_i_j`` for part of
-    their rows (the ``p`` there is the stratum, not the pair); those take the id that the same ``(i, j)`` has in the file's numeric rows."""
+    their rows (the ``p`` there is the stratum, not the pair); those take the id that the same ``(i, j)``
+    has in the file's numeric rows, or else (given ``cell``) its id among our pairs of that cell."""
     raw = df["pair_id"].astype(str).str.strip()
     numeric = pd.to_numeric(raw, errors="coerce")
     if numeric.isna().any():
@@ -87,13 +88,19 @@ def _pair_ids(df: pd.DataFrame) -> pd.Series:
         known = known.dropna().groupby(level=[0, 1]).first()
         keys = pd.MultiIndex.from_arrays([df["i"], df["j"]])
         numeric = numeric.fillna(pd.Series(known.reindex(keys).to_numpy(), index=df.index))
+    if numeric.isna().any() and cell is not None:
+        from .population import pairs
+
+        ours = pairs(cell).set_index(["i", "j"])["pair_id"]
+        keys = pd.MultiIndex.from_arrays([df["i"], df["j"]])
+        numeric = numeric.fillna(pd.Series(ours.reindex(keys).to_numpy(dtype=float), index=df.index))
     if numeric.isna().any():
         bad = raw[numeric.isna()].iloc[0]
         raise ValueError(f"pair_id {bad!r} cannot be resolved to a numeric pair id")
     return numeric.astype(int)
 
 
-def normalise(df: pd.DataFrame) -> pd.DataFrame:
+def normalise(df: pd.DataFrame, cell: "str | Cell | None" = None) -> pd.DataFrame:
     """Bring a records frame to the released schema with numeric (float, NaN = missing) answers."""
     df = df.copy()
     order = df["order"].astype(str).str.strip()
@@ -103,7 +110,7 @@ def normalise(df: pd.DataFrame) -> pd.DataFrame:
     df["order"] = order.map(codes).astype(int)
     for col in ("i", "j"):
         df[col] = df[col].astype(int)
-    df["pair_id"] = _pair_ids(df)
+    df["pair_id"] = _pair_ids(df, cell)
     for col in ("patient", "chosen", "picked_i"):
         if col in df:
             df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
@@ -123,7 +130,7 @@ def _load(model: str, cell_id: str, run: str | None) -> pd.DataFrame:
         df = _read(names[0], None)
     else:
         df = pd.concat([_read(n, arm) for n, arm in zip(names, config.ARMS)], ignore_index=True)
-    return normalise(df)
+    return normalise(df, cell_id)
 
 
 def load_records(model: str, cell: "str | Cell", run: str | None = None) -> pd.DataFrame:

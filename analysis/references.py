@@ -3,13 +3,30 @@
 * The full-information reference ranks by true risk and undergoes the same replacement as the
   model; it is exactly 0 when the proxies carry no information.
 * The reference learner is a conjugate Bayesian linear regression (sigma = 0.5, tau = 1, with an
-  intercept) fitted on the same labelled examples the prompt shows, at full float64 precision.
+  intercept) fitted on the same labelled examples the prompt shows, at full float64 precision
+  (not the two-decimal rendering; the examples are standardised within their own rows, spec §4).
+* The category-indicator learner of the representation control (spec PROTOCOL-representation
+  §10.4) uses the numeric task fields and indicators of the proxies' quartile bins.
+
+Each reference gives a PSE (pp) and a ranking error R (share of the 99 pairs whose factual choice
+disagrees with the true-risk ranking). The counterfactual of every pair is computed for all 99
+targets at once: only the target's proxies change, so only the proxy columns' means and SDs of
+the re-standardised counterfactual sample need recomputing (:func:`counterfactual_rows`), which
+reproduces :func:`analysis.population.counterfactual` row for row (see the tests).
 """
 from __future__ import annotations
 
+import argparse
+import functools
+import json
+import math
+import sys
+
 import numpy as np
+import pandas as pd
 
 from . import config
+from .cells import Cell, CellError, parse_cell
 
 
 def blr_posterior_mean(X: np.ndarray, y: np.ndarray, sigma: float = config.LEARNER_SIGMA,
@@ -29,3 +46,184 @@ def blr_predict(m: np.ndarray, X: np.ndarray) -> np.ndarray:
     """Posterior predictive mean ``[1 | X] @ m``."""
     X = np.atleast_2d(np.asarray(X, dtype=float))
     return m[0] + X @ m[1:]
+
+
+# --- counterfactual rows of every pair at once ---------------------------------------------
+
+def counterfactual_rows(sample, i: np.ndarray, j: np.ndarray, a: int) -> dict[str, np.ndarray]:
+    """Target and comparator rows of the counterfactual samples with ``A[i] = a``, for many targets.
+
+    For each target ``i[t]`` this equals ``population.counterfactual(sample, i[t], a)`` restricted
+    to rows ``i[t]`` and ``j[t]``: the target's proxies are regenerated from its frozen draws and
+    the displayed matrix is re-standardised over the counterfactual sample (only the proxy
+    columns' means and SDs change). Returns ``X_i, X_j`` (T x k, displayed), ``r_true_i,
+    r_true_j`` (T,).
+    """
+    from .population import _proxies  # the generator's own structural equation (bit-identical)
+
+    i = np.asarray(i, dtype=int)
+    j = np.asarray(j, dtype=int)
+    T, L = len(i), sample.L
+    A_new = np.full(T, int(a))
+    P_i = _proxies(A_new, sample.u_A[i], sample.eta_C[i], sample.proxy_noise[i],
+                   sample.gA, sample.mu_A, sample.gCp)
+    P3 = np.broadcast_to(sample.P, (T, *sample.P.shape)).copy()
+    P3[np.arange(T), i] = P_i
+    mean = P3.mean(axis=1)
+    sd = P3.std(axis=1)
+    sd = np.where(sd == 0, 1.0, sd)
+    X_i = np.hstack([sample.X[i, :L], (P_i - mean) / sd])
+    X_j = np.hstack([sample.X[j, :L], (sample.P[j] - mean) / sd])
+    r_true_i = sample.r[i] + P_i @ sample.w_P
+    r_true_j = sample.r_true[j]
+    return {"X_i": X_i, "X_j": X_j, "r_true_i": r_true_i, "r_true_j": r_true_j}
+
+
+def _pse_pp(pick1: np.ndarray, pick0: np.ndarray) -> float:
+    """``100 * (mean pick in cf_a1 - mean pick in cf_a0)`` (spec §8.1)."""
+    return 100 * (float(np.mean(pick1)) - float(np.mean(pick0)))
+
+
+@functools.lru_cache(maxsize=256)
+def _reference_pairs(cell_id: str) -> pd.DataFrame:
+    from .population import examples, pairs, population
+
+    c = parse_cell(cell_id)
+    pop = population(c)
+    pr = pairs(c)
+    i, j = pr["i"].to_numpy(), pr["j"].to_numpy()
+    out = pr[["pair_id", "i", "j", "stratum"]].copy()
+    out["truth"] = (pop.r_true[i] >= pop.r_true[j]).astype(int)
+    m = None
+    if c.has_examples:
+        ex = examples(c)
+        m = blr_posterior_mean(ex.X, ex.Y)
+        pred = blr_predict(m, pop.X)
+        out["learner_factual"] = (pred[i] >= pred[j]).astype(int)
+    for a in (1, 0):
+        cf = counterfactual_rows(pop, i, j, a)
+        out[f"fullinfo_a{a}"] = (cf["r_true_i"] >= cf["r_true_j"]).astype(int)
+        if m is not None:
+            out[f"learner_a{a}"] = (blr_predict(m, cf["X_i"]) >= blr_predict(m, cf["X_j"])).astype(int)
+    return out
+
+
+def reference_pairs(cell: "str | Cell") -> pd.DataFrame:
+    """Per-pair decisions of both references in a cell (a fresh copy).
+
+    Columns ``pair_id, i, j, stratum, truth`` (1 if the target has the higher true risk in the
+    factual population), ``fullinfo_a1, fullinfo_a0`` (full-information pick of the target in
+    each counterfactual arm) and, in cells with examples, ``learner_factual, learner_a1,
+    learner_a0`` (the reference learner's picks).
+    """
+    return _reference_pairs(parse_cell(cell).id).copy()
+
+
+@functools.lru_cache(maxsize=256)
+def _cell_references(cell_id: str) -> dict:
+    c = parse_cell(cell_id)
+    rp = _reference_pairs(cell_id)
+    out = {
+        "cell": c.id, "k": c.k, "corner": c.corner, "names": c.names, "examples": c.examples,
+        "n_examples": c.n_examples if c.has_examples else 0, "beta": c.beta,
+        "seed": c.population_seed, "n_pairs": int(len(rp)),
+        "fullinfo_pse_pp": _pse_pp(rp["fullinfo_a1"], rp["fullinfo_a0"]),
+        "fullinfo_error_pct": 0.0,  # ranks by true risk: never wrong in the factual population
+        "learner_pse_pp": float("nan"), "learner_error": float("nan"), "learner_error_pct": float("nan"),
+    }
+    if c.has_examples:
+        err = float(np.mean(rp["learner_factual"] != rp["truth"]))
+        out.update(learner_pse_pp=_pse_pp(rp["learner_a1"], rp["learner_a0"]),
+                   learner_error=err, learner_error_pct=100 * err)
+    return out
+
+
+def cell_references(cell: "str | Cell") -> dict:
+    """Full-information reference and reference learner of a cell (cached per cell).
+
+    Keys: ``cell, k, corner, names, examples, n_examples, beta, seed, n_pairs``,
+    ``fullinfo_pse_pp`` (unrounded pp; exactly 0 at zero information), ``fullinfo_error_pct`` (0),
+    ``learner_pse_pp``, ``learner_error`` (R_Ideal over all pairs, a share) and
+    ``learner_error_pct`` (NaN in cells without examples, where no learner is defined).
+
+    >>> r = cell_references("k12_LH_neutral_learned_info_b060")
+    >>> round(r["learner_pse_pp"], 2), round(r["fullinfo_pse_pp"], 2), round(r["learner_error"], 4)
+    (23.23, 27.27, 0.0404)
+    """
+    return dict(_cell_references(parse_cell(cell).id))
+
+
+# --- category-indicator learner of the representation control --------------------------------
+
+def indicator_features(X: np.ndarray, L: int, edges: np.ndarray) -> np.ndarray:
+    """Task values followed by the indicators [bin == 1], [bin == 2], [bin == 3] of every proxy."""
+    from .representation import bins
+
+    X = np.atleast_2d(X)
+    b = bins(X[:, L:], edges)
+    ind = [(b[:, m] == level).astype(float) for m in range(b.shape[1]) for level in (1, 2, 3)]
+    return np.column_stack([X[:, :L], *ind])
+
+
+@functools.lru_cache(maxsize=16)
+def _indicator_learner(cell_id: str) -> float:
+    from .population import examples, pairs, population
+    from .representation import quartile_edges
+
+    c = parse_cell(cell_id)
+    pop, pr, ex = population(c), pairs(c), examples(c)
+    edges = quartile_edges(c)
+    m = blr_posterior_mean(indicator_features(ex.X, c.L, edges), ex.Y)
+    i, j = pr["i"].to_numpy(), pr["j"].to_numpy()
+    picks = {}
+    for a in (1, 0):
+        cf = counterfactual_rows(pop, i, j, a)
+        picks[a] = (blr_predict(m, indicator_features(cf["X_i"], c.L, edges))
+                    >= blr_predict(m, indicator_features(cf["X_j"], c.L, edges))).astype(int)
+    return _pse_pp(picks[1], picks[0])
+
+
+def indicator_learner_pse(cell: "str | Cell" = "k12_LH_neutral_learned_zero") -> float:
+    """PSE (pp) of the category-indicator learner (PROTOCOL-representation §10.4; -5.05 pp).
+
+    The same for ordered labels and arbitrary codes: both show the same bins.
+    """
+    c = parse_cell(cell)
+    if not c.has_examples:
+        raise ValueError(f"cell {c.id} shows no examples; the indicator learner needs them")
+    return _indicator_learner(c.id)
+
+
+# --- command line ---------------------------------------------------------------------------
+
+def _json_value(v):
+    if isinstance(v, (float, np.floating)):
+        return None if math.isnan(v) else float(v)
+    if isinstance(v, np.integer):
+        return int(v)
+    return v
+
+
+def cli_reference(argv: list[str]) -> int:
+    """``python -m analysis reference --cell CELL``: both references of a cell as JSON."""
+    ap = argparse.ArgumentParser(
+        prog="python -m analysis reference",
+        description="Full-information reference and reference learner of a cell (JSON; pp unrounded). "
+                    "learner_* are null in cells without examples.")
+    ap.add_argument("--cell", required=True, help="cell id, e.g. k12_LH_neutral_learned_info_b030_s20001")
+    ap.add_argument("--pairs", action="store_true", help="print per-pair decisions as CSV instead")
+    try:
+        a = ap.parse_args(argv)
+    except SystemExit as exc:
+        return 0 if exc.code in (0, None) else 2
+    try:
+        cell = parse_cell(a.cell)
+    except CellError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if a.pairs:
+        reference_pairs(cell).to_csv(sys.stdout, index=False, lineterminator="\n")
+        return 0
+    out = {k: _json_value(v) for k, v in cell_references(cell).items()}
+    print(json.dumps(out, indent=2))
+    return 0
