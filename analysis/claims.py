@@ -13,7 +13,7 @@ function ``claim_values() -> dict[claim_id, float | NotReleased]`` that computes
 released records and our own population. Nothing here types a value in.
 
 :func:`check` writes ``data/derived/claims_check.csv`` with the registry columns plus
-``reproduced_value, status``; ``status`` is ``match``, ``mismatch``, ``not_released`` (the
+``reproduced_value, status, notebook``; ``status`` is ``match``, ``mismatch``, ``not_released`` (the
 inputs are not public; ``note`` names what is missing) or ``not_computed`` (a registry row no
 provider computes, which the tests treat as a defect).
 """
@@ -38,7 +38,7 @@ PROVIDERS = (
 )
 
 REGISTRY_COLUMNS = ["claim_id", "table", "row", "column", "quantity", "paper_value", "tolerance", "note"]
-CHECK_COLUMNS = REGISTRY_COLUMNS + ["reproduced_value", "status"]
+CHECK_COLUMNS = REGISTRY_COLUMNS + ["reproduced_value", "status", "notebook"]
 STATUSES = ("match", "mismatch", "not_released", "not_computed")
 
 
@@ -95,12 +95,25 @@ def registry() -> pd.DataFrame:
     return df[REGISTRY_COLUMNS]
 
 
+#: the notebook that computes and shows each provider's claims
+NOTEBOOK_OF = {
+    "analysis.population": "01_population",
+    "analysis.battery": "04_references",
+    "analysis.representation": "05_representation_control",
+    "analysis.uci": "06_uci_real_records",
+    "analysis.supplement": "07_supplement_tables",
+}
+#: claim_id -> provider module, filled by :func:`compute_all`
+PROVIDER_OF: dict[str, str] = {}
+
+
 def compute_all(providers: tuple[str, ...] = PROVIDERS) -> dict[str, object]:
     """Call every provider's ``claim_values()`` and merge the results."""
     values: dict[str, object] = {}
     for mod_name in providers:
         mod = importlib.import_module(mod_name)
         got = mod.claim_values()
+        PROVIDER_OF.update({cid: mod_name for cid in got})
         clash = set(got) & set(values)
         if clash:
             raise ValueError(f"{mod_name} computes claims already computed elsewhere: {sorted(clash)[:5]}")
@@ -137,7 +150,8 @@ def check(values: dict[str, object] | None = None, write: bool = True) -> pd.Dat
         note = rec["note"]
         if isinstance(value, NotReleased) and value.missing not in note:
             note = (note + "; " if note else "") + f"not released: {value.missing}"
-        rows.append({**rec, "note": note, "reproduced_value": text, "status": status})
+        notebook = NOTEBOOK_OF.get(PROVIDER_OF.get(rec["claim_id"], ""), "")
+        rows.append({**rec, "note": note, "reproduced_value": text, "status": status, "notebook": notebook})
     out = pd.DataFrame(rows, columns=CHECK_COLUMNS)
     if write:
         paths.DERIVED.mkdir(parents=True, exist_ok=True)
