@@ -75,7 +75,7 @@ def counterfactual_rows(sample, i: np.ndarray, j: np.ndarray, a: int) -> dict[st
     X_i = np.hstack([sample.X[i, :L], (P_i - mean) / sd])
     X_j = np.hstack([sample.X[j, :L], (sample.P[j] - mean) / sd])
     r_true_i = sample.r[i] + P_i @ sample.w_P
-    r_true_j = sample.r_true[j]
+    r_true_j = sample.r[j] + sample.P[j] @ sample.w_P  # recomputed as the counterfactual sample does
     return {"X_i": X_i, "X_j": X_j, "r_true_i": r_true_i, "r_true_j": r_true_j}
 
 
@@ -227,3 +227,8 @@ def cli_reference(argv: list[str]) -> int:
     out = {k: _json_value(v) for k, v in cell_references(cell).items()}
     print(json.dumps(out, indent=2))
     return 0
+
+
+def reference_table(cells) -> pd.DataFrame:
+    """:func:`cell_references` of many cells as a tidy DataFrame (one row per cell)."""
+    return pd.DataFrame([cell_references(c) for c in cells])

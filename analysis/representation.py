@@ -6,16 +6,35 @@ the cell); the bin of a displayed value is ``searchsorted(edges, x, side="right"
 the same edges to whichever sample is rendered (factual, counterfactual, or the example rows,
 each standardised in its own sample). The ordered display shows bin ``b`` as ``level b+1``; the
 arbitrary display shows a fixed two-letter code whose alphabetical order neither rises nor falls
-with the bin.
+with the bin. Prompts are rendered by :mod:`analysis.prompts`.
+
+Analysis (spec §10.4-10.5), each stage a small function:
+
+* :func:`load_rendering` — released Sonnet records of a rendering (ordered, arbitrary, the second
+  numeric measurement, the numeric battery cell; primary or post-hoc answer rule), or records a
+  new model produced with ``python -m analysis collect --display ordered|arbitrary``.
+* :func:`learner_pse` — the category-indicator reference learner (8 task values + 3 bin
+  indicators per proxy), -5.05 pp for both renderings; :func:`full_information_pse` is 0.
+* :func:`interval` / :func:`paired` — PSE with a 95% pair-bootstrap interval, generator seeded 0
+  afresh for every quantity; contrasts bootstrap the per-pair differences on shared pairs.
+* :func:`table6`, :func:`no_example_table`, :func:`table1`, :func:`control_summary` — the tables
+  of the paper; :func:`call_agreement`, :func:`missing_calls`, :func:`excludes_margin`.
+* :func:`figure_representation` (Fig. 3A), :func:`worked_example`, :func:`claim_values`.
+
+Only Sonnet's records of this control are released; GPT, Qwen and DeepSeek raise
+:class:`analysis.records.NotReleased` with what is missing (:data:`MISSING_MODELS`).
 """
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
+import pandas as pd
 
-from . import config
+from . import config, data, estimators, records, references
 from .cells import Cell, parse_cell
+from .claims import NotReleased
 
 
 @functools.lru_cache(maxsize=32)
@@ -78,13 +97,6 @@ def label(b: int, field: int, display: str) -> str:
 # =============================================================================================
 # Analysis of the representation control (spec PROTOCOL-representation §10.3-10.5)
 # =============================================================================================
-import math  # noqa: E402
-
-import pandas as pd  # noqa: E402
-
-from . import data, estimators, records, references  # noqa: E402
-from .claims import NotReleased  # noqa: E402
-
 #: the two cells of the control: 80 examples (primary) and the no-example secondary (spec §10)
 CELL = "k12_LH_neutral_learned_zero"
 CELL_NO_EXAMPLES = "k12_LH_neutral_absent_zero"
@@ -156,10 +168,15 @@ def release_name(rendering: str, examples: str = "learned", source: str = "relea
 
 
 def collected_name(rendering: str, examples: str = "learned") -> str:
-    """File name of a collected rendering inside a records folder (``--out`` of ``collect``)."""
+    """File name of a collected rendering in a records folder (``<out>/<provider>/<model>`` of ``collect``).
+
+    Names follow :func:`analysis.collection.output_stem`. The numeric cell collected by an auditor
+    plays the battery's role; a second numeric measurement, if any, is
+    ``<cell>_numeric_remeasure_records.csv``.
+    """
     cell = CELL if examples == "learned" else CELL_NO_EXAMPLES
-    display = "numeric" if rendering in ("numeric", "battery") else rendering
-    return f"{cell}_{display}_records.csv"
+    suffix = {"battery": "", "numeric": "_numeric_remeasure"}.get(rendering, f"_{rendering}")
+    return f"{cell}{suffix}_records.csv"
 
 
 def load_rendering(model: str = "sonnet", rendering: str = "ordered", examples: str = "learned",
@@ -476,7 +493,9 @@ def figure_representation(effects: pd.DataFrame, learner_pp: float | None = None
     apply_style()
     order = [r for r in ("battery", "numeric", "ordered", "arbitrary") if r in set(effects["quantity"])]
     e = effects.set_index("quantity").loc[order]
-    fig, ax = plt.subplots(figsize=(4.2, 2.6))
+    short = {"battery": "Numeric (battery)", "numeric": "Numeric (second measurement)",
+             "ordered": "Ordered levels", "arbitrary": "Arbitrary codes"}
+    fig, ax = plt.subplots(figsize=(6.4, 2.4))
     y = np.arange(len(order))[::-1]
     for yy, (q, row) in zip(y, e.iterrows()):
         color = DISPLAY_COLORS["numeric" if q in ("battery", "numeric") else q]
@@ -484,11 +503,12 @@ def figure_representation(effects: pd.DataFrame, learner_pp: float | None = None
                     fmt="o", color=color, capsize=3, lw=1.5)
     ax.axvline(0, color="black", lw=0.8, label="full-information reference (0)")
     if learner_pp is not None:
-        ax.axvline(learner_pp, color="#7f8c8d", ls="--", lw=1, label=f"category learner ({learner_pp:+.2f})")
+        ax.axvline(learner_pp, color="#7f8c8d", ls="--", lw=1, label=f"category learner ({learner_pp:+.2f} pp)")
     ax.axvline(margin, color="#c0392b", ls=":", lw=1, label=f"{margin:.0f}-pp margin")
-    ax.set_yticks(y, [RENDERING_LABELS[q] for q in order])
-    ax.set_xlabel("Proxy-specific effect (pp)")
-    ax.legend(loc="lower right", fontsize=7)
+    ax.set_yticks(y, [short[q] for q in order])
+    ax.set_ylim(-0.6, len(order) - 0.4)
+    ax.set_xlabel("Proxy-specific effect (pp), 95% pair-bootstrap interval")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7)
     fig.tight_layout()
     return fig
 
@@ -638,3 +658,33 @@ def claim_values(source: str = "released", draws: int = config.BOOTSTRAP_DRAWS) 
                 "SN15.regen.remeasure.calls", "SN15.b060_battery.agree", "SN15.b060_battery.calls"):
         out[key] = NotReleased(_REGEN_MISSING)
     return out
+
+
+def claims_view(values: dict[str, object], ids: list[str] | None = None, table: str | None = None) -> pd.DataFrame:
+    """Registered claims beside our values: ``claim_id, row, column, paper, ours, status``.
+
+    ``ours`` is printed with the paper's number of decimals (``not released`` where the
+    inputs are missing); the status is :func:`analysis.claims.status_of`.
+    """
+    from decimal import Decimal
+
+    from .claims import registry, status_of
+
+    reg = registry()
+    reg = reg[reg["claim_id"].isin(values)]
+    if table is not None:
+        reg = reg[reg["table"] == table]
+    if ids is not None:
+        reg = reg.set_index("claim_id").loc[[i for i in ids if i in set(reg["claim_id"])]].reset_index()
+    rows = []
+    for rec in reg.to_dict("records"):
+        v = values[rec["claim_id"]]
+        status, _ = status_of(rec["paper_value"], rec["tolerance"], v)
+        if isinstance(v, NotReleased):
+            ours = "not released"
+        else:
+            dec = max(0, -Decimal(rec["paper_value"].lstrip("+")).as_tuple().exponent)
+            ours = f"{float(v):+.{dec}f}" if rec["paper_value"][:1] in "+-" else f"{float(v):.{dec}f}"
+        rows.append({"claim_id": rec["claim_id"], "row": rec["row"], "column": rec["column"],
+                     "paper": rec["paper_value"], "ours": ours, "status": status})
+    return pd.DataFrame(rows)

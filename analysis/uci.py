@@ -91,6 +91,7 @@ MAPPING_GATE = {
 SEED = 20261002
 SPLIT_NAMES = ("risk_train", "risk_validation", "proxy_train", "proxy_validation", "study")
 SPLIT_FRACTIONS = (0.35, 0.10, 0.35, 0.10, 0.10)
+SPLIT_CUTS = (0.35, 0.45, 0.80, 0.90)  # cumulative cut points, int(n * cut)
 LABEL_NOISE_SD = 0.5
 LABEL_SEED = SEED + 7
 PERMUTED_ORDER_SEED = SEED + 77
@@ -247,8 +248,7 @@ def split_indices(n: int, seed: int = SEED) -> dict[str, np.ndarray]:
     [35, 10, 35, 10, 10]
     """
     perm = np.random.default_rng(seed).permutation(n)
-    cuts = np.cumsum(SPLIT_FRACTIONS)[:-1]
-    parts = np.split(perm, [int(n * c) for c in np.round(cuts, 10)])
+    parts = np.split(perm, [int(n * c) for c in SPLIT_CUTS])
     return dict(zip(SPLIT_NAMES, parts))
 
 
@@ -453,8 +453,12 @@ def risk_validation(st: Study) -> dict[str, float]:
 
 
 def proxy_validation(st: Study) -> dict[str, float]:
-    """Proxy model on proxy-validation: log loss with group+task, task only, group only; and the
-    maximum calibration error |mean predicted - observed share| over categories above 2 % prevalence."""
+    """Proxy model on proxy-validation (Supplementary Note 14).
+
+    Log loss of the group + task model, of the task-only and the group-only models (both refitted
+    on proxy-train), and the maximum calibration error over categories above 2 % prevalence
+    (see :func:`calibration_errors`; decile bins, the decision recorded in the notebook).
+    """
     A, cat = st.panel["A"].to_numpy(), st.panel["category"].to_numpy()
     tr, va = st.splits["proxy_train"], st.splits["proxy_validation"]
     out = {}
@@ -462,39 +466,91 @@ def proxy_validation(st: Study) -> dict[str, float]:
         m = st.proxy if key == "group+task" else fit_proxy_model(A, st.Lz, cat, tr, key)
         proba = m.predict_proba(proxy_features(A[va], st.Lz[va], key))
         out[f"log_loss_{key}"] = float(log_loss(cat[va], proba, labels=m.classes_))
-        if key == "group+task":
-            obs = (cat[va][:, None] == m.classes_[None, :]).mean(0)
-            prev = (cat[tr][:, None] == m.classes_[None, :]).mean(0)
-            big = prev > CALIBRATION_MIN_PREVALENCE
-            out["max_calibration_error"] = float(np.abs(proba.mean(0) - obs)[big].max())
+    out["max_calibration_error"] = float(calibration_errors(st)["decile_ece"].max())
     return out
 
 
-def support_checks(st: Study, targets: np.ndarray | None = None) -> dict[str, float]:
-    """Shares of substituted records outside support (Supplementary Note 14).
+def calibration_errors(st: Study, bins: int = 10) -> pd.DataFrame:
+    """Calibration of the proxy model on proxy-validation, per category above 2 % prevalence.
 
-    ``targets`` default: the study patients. Propensity = P(A = 1 | task fields, recorded
-    category) from a logistic regression on proxy-train; substituted-category probability = its
-    probability under the other group (fixed order).
+    Columns: ``prevalence``; ``mean_gap`` = |mean predicted - observed share|; ``decile_ece`` =
+    size-weighted mean |mean predicted - observed share| over ``bins`` equal-count bins of the
+    predicted probability (the definition used for the claim); ``uniform_ece`` = the same over
+    equal-width bins on [0, 1]. The paper does not define its calibration error (UNRESOLVED).
     """
-    c = st.coupling["fixed"]
-    idx = c.index.to_numpy() if targets is None else np.asarray(targets)
-    sub = c.loc[idx]
-    prop = group_propensity(st, idx)
+    A, cat = st.panel["A"].to_numpy(), st.panel["category"].to_numpy()
+    va = st.splits["proxy_validation"]
+    proba = category_probabilities(st.proxy, A[va], st.Lz[va], st.cats)
+    rows = []
+    for k, c in enumerate(st.cats):
+        y = (cat[va] == c).astype(float)
+        if y.mean() <= CALIBRATION_MIN_PREVALENCE:
+            continue
+        p = proba[:, k]
+        edges = np.quantile(p, np.linspace(0, 1, bins + 1))
+        dec = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, bins - 1)
+        uni = np.minimum((p * bins).astype(int), bins - 1)
+        rows.append({"category": c, "prevalence": y.mean(), "mean_gap": abs(p.mean() - y.mean()),
+                     "decile_ece": _binned_gap(p, y, dec), "uniform_ece": _binned_gap(p, y, uni)})
+    return pd.DataFrame(rows).set_index("category")
+
+
+def _binned_gap(p: np.ndarray, y: np.ndarray, b: np.ndarray) -> float:
+    n = np.bincount(b)
+    keep = n > 0
+    gap = np.abs(np.bincount(b, p)[keep] / n[keep] - np.bincount(b, y)[keep] / n[keep])
+    return float((gap * n[keep]).sum() / len(p))
+
+
+def group_propensity(st: Study, idx: np.ndarray, features: str = "task", fit_on: str = "proxy_train",
+                     categories: np.ndarray | None = None) -> np.ndarray:
+    """P(A = 1 | ...) from a logistic regression fitted on split ``fit_on``.
+
+    ``features="task"``: the nine standardised task fields (what the substitution conditions on);
+    ``"task+category"`` adds indicators of the joint category (recorded, or ``categories`` for ``idx``).
+    """
+    A, cat = st.panel["A"].to_numpy(), st.panel["category"].to_numpy()
+    cats = np.array(st.cats)
+
+    def X(rows, c):
+        if features == "task":
+            return st.Lz[rows]
+        return np.hstack([st.Lz[rows], (np.asarray(c)[:, None] == cats[None, 1:]).astype(float)])
+
+    fit = np.arange(len(A)) if fit_on == "all" else st.splits[fit_on]
+    m = LogisticRegression(max_iter=2000).fit(X(fit, cat[fit]), A[fit])
+    idx = np.asarray(idx)
+    return m.predict_proba(X(idx, cat[idx] if categories is None else categories))[:, 1]
+
+
+def support_checks(st: Study, targets: np.ndarray, ordering: str = "fixed", features: str = "task",
+                   fit_on: str = "proxy_train") -> dict[str, float]:
+    """Cross-group support of the substituted records (the primary targets), in %.
+
+    ``propensity_outside_pct``: share with group propensity (:func:`group_propensity`) outside
+    [0.02, 0.98]; ``substituted_below_pct``: share whose substituted category (under the other
+    group) has probability below 0.01 under the other group. The paper does not define the
+    propensity model (UNRESOLVED): default = task fields, fitted on proxy-train.
+    """
+    targets = np.asarray(targets)
+    sub = st.coupling[ordering].loc[targets]
+    prop = group_propensity(st, targets, features, fit_on)
     lo, hi = SUPPORT_PROPENSITY
-    return {"n": int(len(idx)),
-            "share_propensity_outside": float(((prop < lo) | (prop > hi)).mean()),
-            "share_substituted_prob_below": float((sub["p_other_substituted"].to_numpy() < SUPPORT_MIN_PROB).mean())}
+    return {"n": int(len(targets)),
+            "propensity_outside_pct": 100 * float(((prop < lo) | (prop > hi)).mean()),
+            "substituted_below_pct": 100 * float((sub["p_other_substituted"].to_numpy() < SUPPORT_MIN_PROB).mean())}
 
 
-def group_propensity(st: Study, idx: np.ndarray) -> np.ndarray:
-    """P(A = 1 | task fields, recorded joint category), logistic regression fitted on proxy-train."""
-    cats = st.cats
-    cat = st.panel["category"].to_numpy()
-    X = np.hstack([st.Lz, (cat[:, None] == np.array(cats)[None, 1:]).astype(float)])
-    tr = st.splits["proxy_train"]
-    m = LogisticRegression(max_iter=2000).fit(X[tr], st.panel["A"].to_numpy()[tr])
-    return m.predict_proba(X[np.asarray(idx)])[:, 1]
+def support_variants(st: Study, targets: np.ndarray) -> pd.DataFrame:
+    """Propensity-outside counts under plausible propensity models (for the notebook)."""
+    rows = []
+    for features in ("task", "task+category"):
+        for fit_on in ("proxy_train", "risk_train", "all"):
+            s = support_checks(st, targets, features=features, fit_on=fit_on)
+            rows.append({"features": features, "fitted_on": fit_on, "records": s["n"],
+                         "outside": round(s["propensity_outside_pct"] * s["n"] / 100),
+                         "outside_pct": s["propensity_outside_pct"]})
+    return pd.DataFrame(rows)
 
 
 # =============================================================================================
@@ -686,7 +742,7 @@ def render_jobs(st: Study, pairs: pd.DataFrame, ordering: str = "fixed", prefix:
 def render_prompt(st: Study, target: int, comparator: int, target_category: str, order: int,
                   labels: np.ndarray | None = None) -> str:
     """One exact real-record prompt (no trailing newline), for reading and for tests."""
-    pairs = pd.DataFrame({"pair_id": [0], "i": [target], "j": [comparator]})
+    pairs = pd.DataFrame({"pair_id": [0], "i": [int(target)], "j": [int(comparator)]})
     jobs = render_jobs(st, pairs, target_categories={a: np.array([target_category]) for a in ARM_GROUP},
                        labels=labels, with_prompt=True)
     return jobs.loc[(jobs["order"] == order) & (jobs["arm"] == "cf_a1"), "prompt"].iloc[0]
@@ -905,3 +961,342 @@ def neartie_summary(records: pd.DataFrame, learners: dict[str, pd.Series]) -> pd
     rows[("difference", "all")] = {"n": len(a) + len(b), "pse_pp": 100 * (a.mean() - b.mean()),
                                    "lo_pp": 100 * lo, "hi_pp": 100 * hi}
     return pd.DataFrame(rows).T
+
+
+def stratum_estimates(records: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+    """PSE (pp) per risk-gap stratum of the gap-stratified sample (smallest gap first)."""
+    pt = pair_table(records).join(pairs.set_index("pair_id")["stratum"])
+    lo = np.array(GAP_EDGES[:-1])
+    g = pt.groupby("stratum")["effect"]
+    return pd.DataFrame({"gap_from": lo[g.mean().index], "gap_to": np.array(GAP_EDGES[1:])[g.mean().index],
+                         "pairs": g.size(), "pse_pp": 100 * g.mean()})
+
+
+# =============================================================================================
+# Pipeline: cached panel -> all tables
+# =============================================================================================
+
+@dataclass
+class Results:
+    """Everything the notebook, the claims and the benchmark read."""
+
+    study: Study
+    flow: pd.DataFrame
+    pairs: dict[str, pd.DataFrame]
+    jobs: dict[str, pd.DataFrame]
+    hash_check: pd.DataFrame
+    conditions: dict[str, pd.DataFrame]
+    table21: pd.DataFrame
+    neartie: pd.DataFrame
+    table22: pd.DataFrame
+    strata: pd.DataFrame
+    risk_validation: dict
+    proxy_validation: dict
+    support: dict
+    change_fractions: dict
+    planning: dict
+    positive_control: dict
+    unique_prompts: int
+
+
+def _records(subject: str, stem: str) -> pd.DataFrame:
+    if subject == "replay":
+        return read_condition_records(stem) if stem != "neartie" else neartie_records()
+    from pathlib import Path
+    path = Path(subject) / (f"{stem}_records.csv")
+    df = pd.read_csv(path)
+    return df.rename(columns={"picked_target": "picked_i"}) if stem == "neartie" else df
+
+
+def condition_pairs(pairs: dict[str, pd.DataFrame], key: str) -> pd.DataFrame:
+    """Pair set of a Table 21 condition (first ``n`` of the primary or random-orientation pairs)."""
+    _, _, which, _, n = CONDITIONS[key]
+    return pairs[which].iloc[:n]
+
+
+def hash_check(jobs: pd.DataFrame, records: pd.DataFrame) -> dict:
+    """Compare our jobs with released records: pairs, job ids (prompt SHA-256) and proxy_changed."""
+    m = records.merge(jobs, on=["pair_id", "order", "arm"], how="left", suffixes=("", "_ours"))
+    return {"records": len(records), "job_ids_matched": int((m["job_id"] == m["job_id_ours"]).sum()),
+            "pairs_matched": int(((m["i"] == m["i_ours"]) & (m["j"] == m["j_ours"])).sum()),
+            "changed_matched": int((m["proxy_changed"] == m["proxy_changed_ours"]).sum()),
+            "unique_prompts": int(jobs["job_id"].nunique())}
+
+
+def run_pipeline(subject: str = "replay", n_primary: int = N_PRIMARY, n_sensitivity: int = N_SENSITIVITY,
+                 n_neartie: int = N_NEARTIE, n_control: int = N_CONTROL, study: Study | None = None) -> Results:
+    """Panel -> design -> prompts -> estimates -> Tables 21 and 22.
+
+    ``subject="replay"`` analyses the released Sonnet records; another value is a folder holding
+    records with the released file names (a new collection). The pair counts truncate the analysed
+    pair sets (the design itself is fixed at the paper's sizes, as the released samples were built).
+    """
+    st = default_study() if study is None else study
+    flow = cohort_flow(read_raw_panel()) if study is None else cohort_flow_from_study(st)
+    pairs = design_pairs(st)
+    sizes = {"primary": n_primary, "first300": min(n_sensitivity, n_primary), "random": n_sensitivity,
+             "reverse": n_sensitivity, "seeded": n_sensitivity, "stratified": N_STRATIFIED}
+    jobs, checks, conds, rows = {}, {}, {}, []
+    for key, (label, stem, which, ordering, _) in CONDITIONS.items():
+        p = condition_pairs(pairs, key).iloc[:sizes[key]]
+        jobs[key] = render_jobs(st, p, ordering)
+        rec = _records(subject, stem)
+        rec = rec[rec["pair_id"] < len(p)]
+        checks[key] = hash_check(jobs[key], rec)
+        learner = learner_pair_effects(st, p, ordering)
+        conds[key] = condition_summary(rec, learner)
+        a = conds[key].loc["all"]
+        rows.append({"condition": label, "pairs": int(a["n"]), "changed": int(jobs[key].groupby("pair_id")
+                     ["proxy_changed"].max().sum()), "pse_pp": a["pse_pp"], "lo_pp": a["lo_pp"], "hi_pp": a["hi_pp"],
+                     "learner_pp": conds[key].loc["learner", "pse_pp"]})
+    table21 = pd.DataFrame(rows).set_index("condition")
+    nt_pairs = {"neartie": pairs["neartie"].iloc[:n_neartie], "wide": pairs["control"].iloc[:n_control]}
+    nt_rec = _records(subject, "neartie")
+    nt_rec = nt_rec[((nt_rec["sample"] == "neartie") & (nt_rec["pair_id"] < n_neartie))
+                    | ((nt_rec["sample"] == "wide") & (nt_rec["pair_id"] < n_control))]
+    for sample, prefix in (("neartie", "nt:"), ("wide", "wd:")):
+        jobs[sample] = render_jobs(st, nt_pairs[sample], "fixed", prefix=prefix)
+        checks[sample] = hash_check(jobs[sample], nt_rec[nt_rec["sample"] == sample])
+    learners = {s: learner_pair_effects(st, p) for s, p in nt_pairs.items()}
+    nts = neartie_summary(nt_rec, learners)
+    table22 = pd.DataFrame({
+        "group": ["Near tie, gap <0.3", "Wide-gap control", "Near tie minus control"],
+        "pairs": [int(nts.loc[("neartie", "all"), "n"]), int(nts.loc[("wide", "all"), "n"]), np.nan],
+        "changed": [int(nts.loc[("neartie", "changed"), "n"]), int(nts.loc[("wide", "changed"), "n"]), np.nan],
+        "pse_pp": [nts.loc[(s, "all"), "pse_pp"] for s in ("neartie", "wide", "difference")],
+        "lo_pp": [nts.loc[(s, "all"), "lo_pp"] for s in ("neartie", "wide", "difference")],
+        "hi_pp": [nts.loc[(s, "all"), "hi_pp"] for s in ("neartie", "wide", "difference")],
+        "changed_pse_pp": [nts.loc[("neartie", "changed"), "pse_pp"], nts.loc[("wide", "changed"), "pse_pp"], np.nan],
+        "changed_lo_pp": [nts.loc[("neartie", "changed"), "lo_pp"], nts.loc[("wide", "changed"), "lo_pp"], np.nan],
+        "changed_hi_pp": [nts.loc[("neartie", "changed"), "hi_pp"], nts.loc[("wide", "changed"), "hi_pp"], np.nan],
+    }).set_index("group")
+    strata = stratum_estimates(_records(subject, CONDITIONS["stratified"][1]), pairs["stratified"])
+    primary = pairs["primary"].iloc[:n_primary]
+    cf = change_fractions(st, primary)
+    pc = positive_control_references(st, primary)
+    pc = {"full_information_pp": pc["full_information_pp"], "learner_pp": pc["learner_pp"],
+          "same_payer_indicator": same_payer_indicator(st, primary), "targets": len(primary)}
+    runs = ("primary", "random", "reverse", "seeded", "stratified")
+    return Results(
+        study=st, flow=flow, pairs=pairs, jobs=jobs, hash_check=pd.DataFrame(checks).T, conditions=conds,
+        table21=table21, neartie=nts, table22=table22, strata=strata,
+        risk_validation=risk_validation(st), proxy_validation=proxy_validation(st),
+        support=support_checks(st, primary["i"].to_numpy()), change_fractions=cf,
+        planning=planning(round(max(cf.values()), 3), n_pairs=len(primary)), positive_control=pc,
+        unique_prompts=int(sum(jobs[k]["job_id"].nunique() for k in runs)))
+
+
+def cohort_flow_from_study(st: Study) -> pd.DataFrame:
+    """Cohort flow of a study built from a given raw panel (the last step only)."""
+    return pd.DataFrame({"step": ["First eligible encounter per patient"], "encounters": [len(st.panel)],
+                         "patients": [st.panel["patient_nbr"].nunique()]})
+
+
+@functools.lru_cache(maxsize=1)
+def default_results() -> Results:
+    """:func:`run_pipeline` with the paper's settings (cached per process)."""
+    return run_pipeline()
+
+
+# =============================================================================================
+# UNRESOLVED decisions shown in the notebook
+# =============================================================================================
+
+def missing_payer_comparison(raw: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Both readings of a missing payer code against the released counts and prompt hashes."""
+    raw = read_raw_panel() if raw is None else raw
+    rows = []
+    for mp in ("null", "?"):
+        st = default_study() if mp == "null" else build_study(raw, missing_payer=mp)
+        pairs = design_pairs(st)
+        p = pairs["primary"]
+        jobs = render_jobs(st, p, "fixed")
+        chk = hash_check(jobs, read_condition_records(CONDITIONS["primary"][1]))
+        counts = st.panel["payer"].value_counts()
+        rows.append({"missing payer read as": "null -> Not recorded" if mp == "null" else "'?' -> Other insurer",
+                     "cohort": len(st.panel), "Not recorded": int(counts.get(PAYER_MISSING, 0)),
+                     "Other insurer": int(counts.get(PAYER_OTHER, 0)),
+                     "changed primary targets": int(st.coupling["fixed"].loc[p["i"], "changed"].sum()),
+                     "job ids matched (of 4,800)": chk["job_ids_matched"]})
+    return pd.DataFrame(rows).set_index("missing payer read as")
+
+
+def positive_control_variants(st: Study, primary: pd.DataFrame) -> pd.DataFrame:
+    """Positive-control references under the UNRESOLVED choices (indicator, standardisation)."""
+    rows = []
+    for ind in ("medicaid", "medicaid_or_selfpay"):
+        for pop in ("risk_train", "all"):
+            r = positive_control_references(st, primary, ControlRule(ind, pop))
+            rows.append({"indicator": ind, "standardised on": pop,
+                         "same indicator (of 1,200)": same_payer_indicator(st, primary, ind),
+                         "full-information pp": round(r["full_information_pp"], 2),
+                         "learner pp": round(r["learner_pp"], 2)})
+    return pd.DataFrame(rows)
+
+
+# =============================================================================================
+# Figure
+# =============================================================================================
+
+def effects_frame(res: Results) -> pd.DataFrame:
+    """Tidy effects for Fig. 3B: condition, model PSE and interval, learner reference (pp)."""
+    rows = []
+    for key in CONDITIONS:
+        c = res.conditions[key]
+        rows.append({"condition": CONDITIONS[key][0], "group": "Table 21", **c.loc["all", ["n", "pse_pp", "lo_pp",
+                     "hi_pp"]].to_dict(), "learner_pp": c.loc["learner", "pse_pp"]})
+        if key == "primary":
+            rows.append({"condition": "Primary, changed targets", "group": "Table 21",
+                         **c.loc["changed", ["n", "pse_pp", "lo_pp", "hi_pp"]].to_dict(), "learner_pp": np.nan})
+    for sample, label in (("neartie", "Near tie, gap <0.3"), ("wide", "Wide-gap control")):
+        rows.append({"condition": label, "group": "Table 22",
+                     **res.neartie.loc[(sample, "all"), ["n", "pse_pp", "lo_pp", "hi_pp"]].to_dict(),
+                     "learner_pp": res.neartie.loc[(sample, "learner"), "pse_pp"]})
+    rows.append({"condition": "Near tie, changed targets", "group": "Table 22",
+                 **res.neartie.loc[("neartie", "changed"), ["n", "pse_pp", "lo_pp", "hi_pp"]].to_dict(),
+                 "learner_pp": np.nan})
+    return pd.DataFrame(rows)
+
+
+def plot_effects(effects: pd.DataFrame, margin_pp: float = MARGIN_PP):
+    """Fig. 3B-style forest plot: Sonnet's PSE with 95 % intervals, learner references, margin."""
+    import matplotlib.pyplot as plt
+
+    from . import figures
+
+    figures.apply_style()
+    fig, ax = plt.subplots(figsize=(6.2, 0.36 * len(effects) + 1.2))
+    y = np.arange(len(effects))[::-1]
+    ax.axvspan(-margin_pp, margin_pp, color="#d5dbdb", alpha=0.45, lw=0, label=f"±{margin_pp:g} pp margin")
+    ax.axvline(0, color="black", lw=0.8, label="Full-information reference (0)")
+    col = figures.MODEL_COLORS.get("sonnet", "#d35400")
+    ax.errorbar(effects["pse_pp"], y, xerr=[effects["pse_pp"] - effects["lo_pp"], effects["hi_pp"] - effects["pse_pp"]],
+                fmt="o", color=col, ms=4, capsize=2, lw=1.2, label="Sonnet 4.5 (95% pair bootstrap)")
+    has = effects["learner_pp"].notna()
+    ax.plot(effects.loc[has, "learner_pp"], y[has.to_numpy()], "D", mfc="white", mec="#2c3e50", ms=5,
+            label="Reference learner")
+    ax.set_yticks(y)
+    ax.set_yticklabels([f"{c} (n={int(n)})" for c, n in zip(effects["condition"], effects["n"])])
+    ax.set_xlabel("Proxy-specific effect (pp)")
+    ax.set_title("Real-record substitution (UCI Diabetes 130-US)")
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, -0.02 - 0.6 / len(effects) * 4), ncol=2, fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+# =============================================================================================
+# Claims
+# =============================================================================================
+
+_T21_KEYS = {"primary": "primary", "first300": "first300", "random": "random", "reverse": "reverse",
+             "seeded": "seeded", "stratified": "stratified"}
+_POSITIVE_CONTROL_MISSING = ("per-call records of the positive control (Medicaid weight 1.0) are not in the "
+                             "release (released/README.md)")
+
+
+def claim_values(res: Results | None = None) -> dict[str, float | object]:
+    """Every registered claim of Tables 21-22, Supplementary Note 14 and the UCI numbers of §2.3/§4.7."""
+    from .claims import NotReleased
+
+    res = default_results() if res is None else res
+    v: dict[str, object] = {}
+    t21 = res.table21
+    for key, label in ((k, CONDITIONS[k][0]) for k in _T21_KEYS):
+        row = t21.loc[label]
+        for col, name in (("pairs", "pairs"), ("changed", "changed"), ("pse_pp", "pse"), ("lo_pp", "lo"),
+                          ("hi_pp", "hi")):
+            v[f"T21.{key}.{name}"] = float(row[col])
+    v["T21.unique_prompts"] = float(res.unique_prompts)
+    nts = res.neartie
+    for sample, key in (("neartie", "neartie"), ("wide", "control")):
+        v[f"T22.{key}.pairs"] = float(nts.loc[(sample, "all"), "n"])
+        v[f"T22.{key}.changed"] = float(nts.loc[(sample, "changed"), "n"])
+        for part, pre in (("all", ""), ("changed", "changed_")):
+            for col, name in (("pse_pp", "pse"), ("lo_pp", "lo"), ("hi_pp", "hi")):
+                v[f"T22.{key}.{pre}{name}"] = float(nts.loc[(sample, part), col])
+    for col, name in (("pse_pp", "pse"), ("lo_pp", "lo"), ("hi_pp", "hi")):
+        v[f"T22.difference.{name}"] = float(nts.loc[("difference", "all"), col])
+
+    pv, rv = res.proxy_validation, res.risk_validation
+    v["SN14.proxy.logloss"] = pv["log_loss_group+task"]
+    v["SN14.proxy.logloss_task"] = pv["log_loss_task"]
+    v["SN14.proxy.logloss_group"] = pv["log_loss_group"]
+    v["SN14.proxy.calibration"] = pv["max_calibration_error"]
+    v["SN14.support.propensity"] = res.support["propensity_outside_pct"]
+    v["SN14.support.substituted"] = res.support["substituted_below_pct"]
+    v["SN14.risk.logloss"] = rv["log_loss"]
+    v["SN14.risk.logloss_prevalence"] = rv["log_loss_prevalence"]
+    v["SN14.risk.auc"] = rv["auc"]
+    v["SN14.plan.change_fraction"] = max(res.change_fractions.values())
+    v["SN14.plan.pairs"] = res.planning["pairs_needed"]
+    v["SN14.plan.power"] = 100 * res.planning["power"]
+    prim = res.conditions["primary"]
+    for row, key in (("changed", "changed"), ("order0", "order0"), ("order1", "order1"), ("learner", "learner"),
+                     ("difference", "difference")):
+        for col, name in (("pse_pp", "pse"), ("lo_pp", "lo"), ("hi_pp", "hi")):
+            v[f"SN14.{key}.{name}"] = float(prim.loc[row, col])
+    for key in ("random", "reverse", "seeded", "stratified"):
+        v[f"SN14.reference.{key}"] = float(res.conditions[key].loc["learner", "pse_pp"])
+    for k, val in enumerate(res.strata["pse_pp"], start=1):
+        v[f"SN14.stratum{k}.pse"] = float(val)
+    v["SN14.neartie.learner"] = float(nts.loc[("neartie", "learner"), "pse_pp"])
+    for col, name in (("pse_pp", "pse"), ("lo_pp", "lo"), ("hi_pp", "hi")):
+        v[f"SN14.neartie.difference.{name}"] = float(nts.loc[("neartie", "difference"), col])
+    pc = res.positive_control
+    v["SN14.pc.same_payer"] = float(pc["same_payer_indicator"])
+    v["SN14.pc.targets"] = float(pc["targets"])
+    v["SN14.pc.full_information"] = pc["full_information_pp"]
+    v["SN14.pc.learner"] = pc["learner_pp"]
+    for name in ("pse", "lo", "hi", "excess", "order0", "order1"):
+        v[f"SN14.pc.{name}"] = NotReleased(_POSITIVE_CONTROL_MISSING)
+
+    v["Main.uci.cohort"] = float(len(res.study.panel))
+    v["Main.uci.auc"] = rv["auc"]
+    v["Main.uci.pairs"] = v["T21.primary.pairs"]
+    v["Main.uci.pse"] = v["T21.primary.pse"]
+    v["Main.uci.lo"] = v["T21.primary.lo"]
+    v["Main.uci.hi"] = v["T21.primary.hi"]
+    v["Main.uci.changed_pse"] = v["SN14.changed.pse"]
+    v["Main.uci.changed_pairs"] = v["T21.primary.changed"]
+    v["Main.uci.learner"] = v["SN14.learner.pse"]
+    v["Main.uci.neartie_pairs"] = v["T22.neartie.pairs"]
+    v["Main.uci.neartie_pse"] = v["T22.neartie.pse"]
+    v["Main.uci.neartie_lo"] = v["T22.neartie.lo"]
+    v["Main.uci.neartie_hi"] = v["T22.neartie.hi"]
+    v["Main.uci.neartie_changed_pairs"] = v["T22.neartie.changed"]
+    v["Main.uci.neartie_changed_hi"] = v["T22.neartie.changed_hi"]
+    v["Main.uci.pc_reference"] = pc["full_information_pp"]
+    v["Main.uci.pc_reference_methods"] = pc["full_information_pp"]
+    for name in ("pc_pse", "pc_lo", "pc_hi", "pc_excess"):
+        v[f"Main.uci.{name}"] = NotReleased(_POSITIVE_CONTROL_MISSING)
+    return v
+
+
+def claims_view(values: dict, table: str, prefix: str | None = None) -> pd.DataFrame:
+    """Registered claims of ``table`` (optionally by claim-id prefix): paper value, ours, status.
+
+    Ours is printed with the paper's number of decimals (deterministic output for the notebook).
+    """
+    from decimal import Decimal
+
+    from . import claims
+
+    reg = claims.registry()
+    reg = reg[reg["table"] == table]
+    if prefix is not None:
+        reg = reg[reg["claim_id"].str.startswith(prefix)]
+    reg = reg[reg["claim_id"].isin(list(values))]
+    rows = []
+    for rec in reg.to_dict("records"):
+        val = values[rec["claim_id"]]
+        status, _ = claims.status_of(rec["paper_value"], rec["tolerance"], val)
+        if isinstance(val, claims.NotReleased):
+            ours = "not released"
+        else:
+            printed = rec["paper_value"].replace(",", "").replace("%", "").lstrip("+")
+            dec = max(0, -Decimal(printed.split("×")[0]).as_tuple().exponent)
+            ours = f"{float(val):+.{dec}f}" if rec["paper_value"][:1] in "+-" else f"{float(val):.{dec}f}"
+            ours = "0.00" if ours in ("+0.00", "-0.00") and rec["paper_value"] == "0.00" else ours
+        rows.append({"claim_id": rec["claim_id"], "row": rec["row"], "column": rec["column"],
+                     "paper": rec["paper_value"], "ours": ours, "status": status})
+    return pd.DataFrame(rows)

@@ -26,6 +26,8 @@ or by a list/dict mapping request numbers to faults:
 ``"wrong_tool"``   a call of another tool
 ``"401"``          status 401 whose message echoes the key received (as some real APIs do)
 
+``latency`` adds a fixed delay to every answer (to keep a run going long enough to kill it).
+
 Run standalone (used by the benchmark)::
 
     python tests/fake_servers.py {anthropic,openai} [--port N] [--answer simulated|one]
@@ -66,6 +68,7 @@ def simulated_answer(preset: str = "numeric-reader", seed: int = 0) -> Callable[
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in separate writes: avoid the 40 ms delayed ACK
     server: "_Server"
 
     def log_message(self, *args):  # keep test output clean
@@ -98,6 +101,8 @@ class _Handler(BaseHTTPRequestHandler):
                 "type": "authentication_error", "message": f"Incorrect API key provided: {key}"}})
         if fault == "slow":
             time.sleep(fake.slow_seconds)
+        elif fake.latency:
+            time.sleep(fake.latency)
         prompt = prompt_of(body)
         patient = fake.answer(prompt) if fault not in ("no_tool", "bad_patient", "bad_json", "wrong_tool") else None
         if fault == "bad_patient":
@@ -136,7 +141,7 @@ class FakeServer:
 
     def __init__(self, answer: Callable[[str], int | None] | None = None, faults=None, *,
                  served_model: str | None = None, retry_after: float = 0.2, slow_seconds: float = 2.0,
-                 port: int = 0, keep_bodies: bool = True):
+                 latency: float = 0.0, port: int = 0, keep_bodies: bool = True):
         self.answer = answer or simulated_answer()
         if isinstance(faults, (list, tuple)):
             plan = dict(enumerate(faults))
@@ -148,6 +153,7 @@ class FakeServer:
         self.served_model = served_model
         self.retry_after = retry_after
         self.slow_seconds = slow_seconds
+        self.latency = latency
         self.keep_bodies = keep_bodies
         self.requests: list[dict] = []  # {"n", "t", "path", "headers", "body", "fault"}
         self.ok: list[tuple[int, str, str | None]] = []  # (n, prompt sha, fault) of 200 replies sent
