@@ -87,11 +87,11 @@ def cmd_claims(argv: list[str]) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m analysis claims",
                                  description="Recompute every claim; write data/derived/claims_check.csv.")
-    ap.add_argument("--table", help="print only this table's rows (e.g. 'Table 6', 'SN 14', 'Main')")
+    ap.add_argument("--table", nargs="+", help="print only these tables' rows (e.g. 'Table 6' 'SN 4' 'Main')")
     a = ap.parse_args(argv)
     df = claims.check()
     counts = claims.summary(df)
-    view = df if not a.table else df[df["table"] == a.table]
+    view = df if not a.table else df[df["table"].isin(a.table)]
     bad = view[view["status"] != "match"]
     if a.table:
         print(view[["claim_id", "paper_value", "reproduced_value", "status"]].to_string(index=False))

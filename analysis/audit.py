@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import dataclasses
 import datetime as _dt
 import functools
@@ -59,6 +60,7 @@ import io
 import json
 import math
 import os
+import signal
 import sqlite3
 import sys
 import threading
@@ -1562,6 +1564,31 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+@contextlib.contextmanager
+def graceful_interrupt(stop: threading.Event):
+    """Ctrl-C sets ``stop`` (the requests in flight finish and are saved); a second Ctrl-C aborts.
+
+    Collection then returns ``stopped = "interrupted"`` with every received answer in the
+    ledger, so a rerun repeats no call. Only in the main thread (signal handlers live there).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        print("interrupt: finishing the requests in flight and saving their answers (Ctrl-C again to abort)",
+              file=sys.stderr, flush=True)
+
+    old = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 def cli_audit(argv: list[str]) -> int:
     """``python -m analysis audit``: exit 0 report written (or dry run), 3 incomplete (rerun to resume),
     2 error (one line on stderr), 130 interrupted."""
@@ -1575,13 +1602,18 @@ def cli_audit(argv: list[str]) -> int:
             settings = json.loads(a.settings) if a.settings else None
         except ValueError as exc:
             raise C.CollectionError(f"--settings is not valid JSON: {exc}") from None
-        res = run_audit(a.provider, a.model, a.out, battery=a.battery, base_url=a.base_url, max_cost=a.max_cost,
-                        dry_run=a.dry_run, concurrency=a.concurrency, preset=a.preset, seed=a.seed, draws=a.draws,
-                        prices=a.prices, api_key_env=a.api_key_env, timeout=a.timeout, settings=settings,
-                        policy=dataclasses.replace(C.RetryPolicy(), max_attempts=a.retries),
-                        reference_rows=not a.no_reference_models, only=a.only, progress=not a.no_progress)
+        stop = threading.Event()
+        with graceful_interrupt(stop):
+            res = run_audit(a.provider, a.model, a.out, battery=a.battery, base_url=a.base_url, max_cost=a.max_cost,
+                            dry_run=a.dry_run, concurrency=a.concurrency, preset=a.preset, seed=a.seed,
+                            draws=a.draws, prices=a.prices, api_key_env=a.api_key_env, timeout=a.timeout,
+                            settings=settings, policy=dataclasses.replace(C.RetryPolicy(), max_attempts=a.retries),
+                            reference_rows=not a.no_reference_models, only=a.only, progress=not a.no_progress,
+                            stop=stop)
         if a.dry_run:
             return 0
+        if not res.complete and stop.is_set():
+            raise KeyboardInterrupt
         if not res.complete:
             why = {"budget": "stopped at the budget", "failures": "some jobs got no answer",
                    "interrupted": "interrupted"}.get(res.stopped, res.stopped)

@@ -64,7 +64,7 @@ def parse_printed(printed: str) -> float:
     s = str(printed).strip().replace(_MINUS, "-").replace(",", "").replace("%", "")
     m = re.fullmatch(r"([+-]?\d+(?:\.\d+)?)\s*[×x]\s*10\^\{?([+-]?\d+)\}?", s)
     if m:
-        return float(m.group(1)) * 10.0 ** int(m.group(2))
+        return float(f"{m.group(1)}e{int(m.group(2))}")
     return float(s)
 
 
@@ -80,7 +80,7 @@ def half_unit(printed: str) -> float:
     if m:
         s, exp = m.group(1), int(m.group(2))
     decimals = -Decimal(s).as_tuple().exponent
-    return 0.5 * 10.0 ** (-decimals + exp)
+    return float(f"5e{exp - decimals - 1}")
 
 
 def registry() -> pd.DataFrame:

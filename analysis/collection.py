@@ -546,31 +546,47 @@ def _merge(base: dict, override: dict | None) -> dict:
     return out
 
 
-class AnthropicSubject(Subject):
-    """Claude through the official SDK (Messages API, forced ``choose`` tool)."""
+class SDKSubject(Subject):
+    """A live provider reached through its official SDK, with the forced ``choose`` tool.
 
-    provider = "anthropic"
+    Subclasses name the ``provider`` (which selects the tool format and the per-model settings
+    table) and build the client; the SDK's own retries are off: :func:`ask_with_retries` retries.
+    """
+
     paid = True
+    settings_table: list[tuple[str, dict]] = []
 
     def __init__(self, model: str, api_key: str, base_url: str | None = None, timeout: float = 60.0,
                  settings: dict | None = None):
-        import anthropic
-
         from . import prompts
 
         super().__init__(model)
         REDACT.add(api_key)
         self.overrides = settings or None
-        self.settings = _merge(_settings_for(ANTHROPIC_SETTINGS, model), settings)
-        self.tool = prompts.tool_spec("anthropic")
-        self.tool_choice = prompts.tool_choice("anthropic")
+        self.settings = _merge(_settings_for(self.settings_table, model), settings)
+        self.tool = prompts.tool_spec(self.provider)
+        self.tool_choice = prompts.tool_choice(self.provider)
         self.base_url = base_url
-        self._sdk = anthropic
-        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+        self._sdk, self._client = self.make_client(api_key, base_url, timeout)
+
+    def make_client(self, api_key: str, base_url: str | None, timeout: float):
+        raise NotImplementedError
 
     def request_settings(self) -> dict:
         return {"settings": self.settings, "tools": [self.tool], "tool_choice": self.tool_choice,
                 "system": None, "messages": "one user message"}
+
+
+class AnthropicSubject(SDKSubject):
+    """Claude through the official SDK (Messages API, forced ``choose`` tool)."""
+
+    provider = "anthropic"
+    settings_table = ANTHROPIC_SETTINGS
+
+    def make_client(self, api_key, base_url, timeout):
+        import anthropic
+
+        return anthropic, anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
     def request_kwargs(self, prompt: str) -> dict:
         s = dict(self.settings)
@@ -609,31 +625,16 @@ class AnthropicSubject(Subject):
 
 
 # --- OpenAI-compatible -------------------------------------------------------------------------
-class OpenAISubject(Subject):
+class OpenAISubject(SDKSubject):
     """Any OpenAI-compatible chat-completions endpoint with a forced function tool."""
 
     provider = "openai"
-    paid = True
+    settings_table = OPENAI_SETTINGS
 
-    def __init__(self, model: str, api_key: str, base_url: str | None = None, timeout: float = 60.0,
-                 settings: dict | None = None):
+    def make_client(self, api_key, base_url, timeout):
         import openai
 
-        from . import prompts
-
-        super().__init__(model)
-        REDACT.add(api_key)
-        self.overrides = settings or None
-        self.settings = _merge(_settings_for(OPENAI_SETTINGS, model), settings)
-        self.tool = prompts.tool_spec("openai")
-        self.tool_choice = prompts.tool_choice("openai")
-        self.base_url = base_url
-        self._sdk = openai
-        self._client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
-
-    def request_settings(self) -> dict:
-        return {"settings": self.settings, "tools": [self.tool], "tool_choice": self.tool_choice,
-                "system": None, "messages": "one user message"}
+        return openai, openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
     def request_kwargs(self, prompt: str) -> dict:
         s = dict(self.settings)
@@ -1633,13 +1634,13 @@ def cli_collect(argv: list[str]) -> int:
         return _fail(str(exc))
 
 
-def _estimate(records: pd.DataFrame, cell: Cell) -> dict:
+def _estimate(records: pd.DataFrame, cell: Cell, display: str = "numeric") -> dict:
     from . import estimators
 
-    return dict(estimators.cell_summary(records, cell))
+    return dict(estimators.cell_summary(records, cell, display=display))
 
 
-def estimate_records(path: str | os.PathLike, cell: "str | Cell") -> dict:
+def estimate_records(path: str | os.PathLike, cell: "str | Cell", display: str = "numeric") -> dict:
     """Cell summary of a records CSV (released schema): ``pse_pp, pse_ci, error_pct, n_pairs, missing_rate, ...``."""
     from . import records as rec_mod
 
@@ -1652,10 +1653,10 @@ def estimate_records(path: str | os.PathLike, cell: "str | Cell") -> dict:
         missing = [c for c in ("arm", "pair_id", "i", "j", "order", "picked_i") if c not in raw]
         if missing:
             raise CollectionError(f"records file {path} lacks columns {missing}")
-        df = rec_mod.normalise(raw)
+        df = rec_mod.normalise(raw, cell)
     except (ValueError, KeyError, pd.errors.ParserError) as exc:
         raise CollectionError(f"records file {path} unreadable: {exc}") from None
-    return {"cell": cell.id, "records": str(path), **_estimate(df, cell)}
+    return {"cell": cell.id, "display": display, "records": str(path), **_estimate(df, cell, display)}
 
 
 def _json_clean(v):
@@ -1674,9 +1675,11 @@ def cli_estimate(argv: list[str]) -> int:
                  description="PSE, error and interval of a records file (JSON on stdout).")
     ap.add_argument("--cell", required=True)
     ap.add_argument("--records", required=True, help="a records CSV (released schema)")
+    ap.add_argument("--display", default="numeric", choices=config.DISPLAYS,
+                    help="display of the records (ordered/arbitrary use the category-indicator learner)")
     try:
         a = ap.parse_args(argv)
-        out = estimate_records(a.records, a.cell)
+        out = estimate_records(a.records, a.cell, a.display)
     except (CollectionError, CellError) as exc:
         return _fail(str(exc))
     print(json.dumps({k: _json_clean(v) for k, v in out.items()}))

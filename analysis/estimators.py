@@ -122,18 +122,24 @@ def cell_estimates(records: pd.DataFrame, truth: pd.Series | None = None,
 
 # --- cell summary with references (the CLI ``estimate``) ----------------------------------
 
-def cell_summary(records: pd.DataFrame, cell, **kwargs) -> dict:
+def cell_summary(records: pd.DataFrame, cell, display: str = "numeric", **kwargs) -> dict:
     """:func:`cell_estimates` of a cell's records plus both references, excess and regret.
 
     Adds ``fullinfo_pse_pp``, ``learner_pse_pp``, ``learner_error_pct`` (spec §8) and
     ``excess_fullinfo_pp`` = PSE - full-information PSE, ``excess_learner_pp`` = PSE - learner
     PSE, ``regret_pp`` = 100 (R_LLM - R_Ideal) (spec §9.1; NaN where no learner or no factual arm).
-    Intervals of the excesses are the PSE interval shifted by the (fixed) reference.
+    Intervals of the excesses are the PSE interval shifted by the (fixed) reference. For the
+    category displays (``ordered`` / ``arbitrary``) the learner is the category-indicator learner
+    of the representation control (-5.05 pp in the headline cell), whose ranking error is not
+    defined here (those records have no factual arm).
     """
     from .population import truth
-    from .references import cell_references
+    from .references import cell_references, indicator_learner_pse
 
-    ref = cell_references(cell)
+    ref = dict(cell_references(cell))
+    if display != "numeric" and ref.get("learner_pse_pp") is not None and not np.isnan(ref["learner_pse_pp"]):
+        ref["learner_pse_pp"] = indicator_learner_pse(cell)
+        ref["learner_error_pct"] = float("nan")
     est = cell_estimates(records, truth(cell), **kwargs)
     out = {**est}
     out["fullinfo_pse_pp"] = ref["fullinfo_pse_pp"]
