@@ -30,7 +30,7 @@ data: $(STAMP)  ## fetch and verify every input by name and SHA-256
 sync: $(STAMP)  ## sync the jupytext pairs (notebooks/NN_name.py <-> .ipynb)
 	$(PY) -m analysis.build --sync-only
 
-notebooks: data  ## execute notebooks 01-08 with papermill, in order
+notebooks: data  ## execute notebooks 01-08 with papermill (started in order, $(JOBS) at a time)
 	$(PY) -m analysis.build --jobs $(JOBS)
 
 claims: data  ## recompute every claim -> data/derived/claims_check.csv
@@ -39,8 +39,10 @@ claims: data  ## recompute every claim -> data/derived/claims_check.csv
 report: claims  ## render the HTML claims report -> data/derived/claims_report.html
 	$(PY) -m analysis report
 
-paper: notebooks report  ## regenerate every notebook, figure, table and claim, then the report
-	@echo "done: figures/, data/derived/, data/derived/claims_report.html"
+paper: data  ## regenerate every notebook, figure, table and claim, then the report
+	$(PY) -m analysis.build --jobs $(JOBS) --claims
+	$(PY) -m analysis report
+	@echo "done: figures/, data/derived/ and data/derived/claims_report.html"
 
 test: data  ## unit tests, doctests and nbval over every notebook
 	$(PY) -m pytest -q -p no:cacheprovider tests analysis

@@ -965,7 +965,8 @@ METHOD_NOTES = [
     "The references are fixed on the evaluated pairs, so the interval of PSE minus a reference is the PSE interval "
     "shifted by the reference (as in Fig. 1B and Tables 23-26).",
     "Tracking slope per name set: single-fit bootstrap, seed 7, exact learner PSE (spec §9.3); both name sets: "
-    "unweighted mean of the two fits with the shared-pair bootstrap, seed 0 (spec §9.4); one-sided 95% bounds are "
+    "unweighted mean of the two fits with the shared-pair bootstrap, seed 0, exact learner PSE (spec §9.4 reads the "
+    "2-decimal summary values instead); one-sided 95% bounds are "
     "the ends of the 90% interval.",
     "Display control and naming contrasts: per-pair differences on shared pairs (the same pair draw for both "
     "renderings or name sets), generator seeded 0 afresh (PROTOCOL-representation §10.5). Display conditions are "
@@ -1063,6 +1064,11 @@ def summary_statements(card: dict) -> list[str]:
     if card.get("structure"):
         out.append(card["structure"]["statement"])
     out.append(accuracy_statement(card["conditions"]))
+    sub = card.get("subject") or {}
+    if sub.get("n_invalid"):
+        out.append(f"{sub['n_invalid']:,} of {sub['n_records']:,} answers were invalid (no usable choice); they are "
+                   f"recorded as missing, never substituted, and a pair without a valid answer in an arm drops out "
+                   f"of that condition (see the pair counts).")
     return out
 
 
@@ -1269,8 +1275,9 @@ def _conditions_table(card: dict) -> str:
         rows.append([_e(r["label"]), f"{_num(r['pse_pp'])} {_ci_html(r['pse_ci'])}", _num(r["fullinfo_pse_pp"]),
                      _num(r["learner_pse_pp"]), _e(REFERENCE_NAMES[r["reference"]]),
                      f"{_num(r['difference_pp'])} {_ci_html(r['difference_ci'])}", _verdict_html(r["verdict"]),
-                     _num(r["error_pct"], pct=True) + (" " + _ci_html(r["error_ci"]) if not _isnan(r["error_ci"][0])
-                                                       else ""),
+                     _num(r["error_pct"], pct=True) + (
+                         f' <span class="num">[{r["error_ci"][0]:.1f}, {r["error_ci"][1]:.1f}]</span>'
+                         if not _isnan(r["error_ci"][0]) else ""),
                      _num(r["learner_error_pct"], pct=True), _num(r["excess_error_pp"])])
     return _table(["condition", "PSE (pp) [95% CI]", "full-info ref.", "learner ref.", "judged against",
                    "PSE − reference [95% CI]", "verdict", "ranking error", "learner error", "excess error (pp)"], rows)

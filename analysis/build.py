@@ -1,10 +1,12 @@
 """Build the compendium: sync the jupytext pairs and execute the notebooks with papermill.
 
-``python -m analysis.build [--jobs N] [--only 04 05 ...] [-p NAME VALUE ...]``
+``python -m analysis.build [--jobs N] [--only 04 05 ...] [--claims] [-p NAME VALUE ...]``
 
-Notebooks run in numeric order; 04-07 read only released records and our own population,
-so with ``--jobs 2`` they run two at a time. Papermill's timing metadata is stripped so that a
-rerun does not churn diffs. A failure stops the build with the notebook name and the cell.
+Notebooks are started in numeric order. Each reads only the verified inputs and computes what it
+shows from them (no notebook reads another's products), so with ``--jobs 2`` two run side by
+side; ``--claims`` also recomputes ``data/derived/claims_check.csv`` in the same pool.
+Papermill's timing metadata is stripped so that a rerun does not churn diffs. A failure stops the
+build with the notebook name and the cell.
 """
 from __future__ import annotations
 
@@ -16,10 +18,6 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from . import paths
-
-#: notebooks that may run side by side (they do not read each other's products)
-PARALLEL_GROUP = ("04", "05", "06", "07")
-
 
 def notebook_sources() -> list[Path]:
     """The jupytext sources ``notebooks/NN_name.py``, in order."""
@@ -67,13 +65,22 @@ def _run(source: Path, parameters: dict) -> tuple[str, float]:
     return source.stem, execute(sync(source), parameters)
 
 
+def _claims() -> tuple[str, float]:
+    from . import claims
+
+    t0 = time.time()
+    counts = claims.summary(claims.check())
+    return "claims (" + " ".join(f"{k}={v}" for k, v in counts.items()) + ")", time.time() - t0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m analysis.build", description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", help="notebook numbers to run (default: all)")
-    ap.add_argument("--jobs", type=int, default=1, help="run notebooks 04-07 this many at a time")
+    ap.add_argument("--jobs", type=int, default=1, help="how many notebooks run side by side")
+    ap.add_argument("--claims", action="store_true", help="also recompute the claims check")
     ap.add_argument("--sync-only", action="store_true", help="only sync the jupytext pairs")
     ap.add_argument("-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-                    help="papermill parameter passed to every notebook that declares it")
+                    help="papermill parameter passed to every notebook")
     a = ap.parse_args(argv)
     sources = [s for s in notebook_sources() if not a.only or s.name[:2] in a.only]
     if a.sync_only:
@@ -82,20 +89,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"synced {len(sources)} notebooks")
         return 0
     params = {k: v for k, v in a.p}
-    serial = [s for s in sources if s.name[:2] not in PARALLEL_GROUP or a.jobs <= 1]
-    parallel = [s for s in sources if s.name[:2] in PARALLEL_GROUP and a.jobs > 1]
+    t0 = time.time()
     try:
-        for s in sources:
-            if s in parallel and s is parallel[0]:
-                with ProcessPoolExecutor(a.jobs) as pool:
-                    for name, secs in pool.map(_run, parallel, [params] * len(parallel)):
-                        print(f"  {name}: {secs:.1f} s", flush=True)
-            elif s in serial:
-                name, secs = _run(s, params)
+        with ProcessPoolExecutor(max(1, a.jobs)) as pool:
+            futures = [pool.submit(_run, s, params) for s in sources]
+            if a.claims:
+                futures.append(pool.submit(_claims))
+            for fut in futures:  # reported in submission order; the first failure stops the build
+                name, secs = fut.result()
                 print(f"  {name}: {secs:.1f} s", flush=True)
     except RuntimeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    print(f"built in {time.time() - t0:.0f} s")
     return 0
 
 

@@ -1286,22 +1286,18 @@ def run_jobs(jobs: list[Job], subject: Subject, ledger: Ledger, *, concurrency: 
                disable=not progress, file=sys.stderr, dynamic_ncols=True, mininterval=0.5)
 
     def persist(batch: list[tuple[list[Job], Outcome]]) -> None:
-        """Commit the answers and attempt logs of finished units in one transaction (group commit)."""
+        """Commit the answers and attempt logs of finished units in one transaction (group commit).
+
+        The run's counts change only after the commit, so a batch whose commit was interrupted
+        can be persisted again without counting twice.
+        """
         rows: list[dict] = []
         logs: list[dict] = []
         for unit, outcome in batch:
-            stats["n_requests"] += outcome.n_requests
-            stats["input_tokens"] += outcome.input_tokens
-            stats["output_tokens"] += outcome.output_tokens
-            if stats["cost_usd"] is not None:
-                stats["cost_usd"] = None if outcome.cost is None else stats["cost_usd"] + outcome.cost
             first = unit[0]
             if outcome.reply is not None:
-                stats["n_requested_jobs"] += len(unit)
                 rows.append(_answer_row(first, key, outcome.reply, outcome, None))
                 rows += [_answer_row(jb, key, outcome.reply, None, _job_tag(first)) for jb in unit[1:]]
-            else:
-                stats["n_failed"] += len(unit)
             log = list(outcome.attempts)
             if outcome.reply is None and outcome.error:
                 log.append({"attempt": outcome.n_requests, "kind": "gave_up", "outcome": outcome.error,
@@ -1309,6 +1305,16 @@ def run_jobs(jobs: list[Job], subject: Subject, ledger: Ledger, *, concurrency: 
                             "output_tokens": 0, "cost_usd": 0.0, "created_utc": now_utc()})
             logs += _attempt_rows(first, key, log)
         ledger.put(rows, logs)
+        for unit, outcome in batch:
+            stats["n_requests"] += outcome.n_requests
+            stats["input_tokens"] += outcome.input_tokens
+            stats["output_tokens"] += outcome.output_tokens
+            if stats["cost_usd"] is not None:
+                stats["cost_usd"] = None if outcome.cost is None else stats["cost_usd"] + outcome.cost
+            if outcome.reply is not None:
+                stats["n_requested_jobs"] += len(unit)
+            else:
+                stats["n_failed"] += len(unit)
         bar.update(len(batch))
         cost = stats["cost_usd"]
         bar.set_postfix_str(f"tok={_human(stats['input_tokens'] + stats['output_tokens'])} "
@@ -1330,6 +1336,7 @@ def run_jobs(jobs: list[Job], subject: Subject, ledger: Ledger, *, concurrency: 
                 pending: dict[cf.Future, list[Job]] = {}
                 queue = list(reversed(units))
                 reserved = 0.0
+                batch: list = []  # answers received but not yet committed
                 try:
                     while queue or pending:
                         while queue and len(pending) < concurrency and not stop.is_set() and not stats["stopped"]:
@@ -1354,10 +1361,14 @@ def run_jobs(jobs: list[Job], subject: Subject, ledger: Ledger, *, concurrency: 
                                 stop.set()
                         if batch:
                             persist(batch)
+                            batch = []
                         if fatal is not None:
                             queue.clear()
                 except BaseException:
                     stop.set()
+                    if batch:  # answers in hand whose commit was interrupted (e.g. Ctrl-C inside persist)
+                        with contextlib.suppress(BaseException):
+                            persist(batch)
                     for fut, u in list(pending.items()):  # persist whatever comes back
                         with contextlib.suppress(BaseException):
                             persist([(u, fut.result())])

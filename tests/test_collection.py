@@ -295,6 +295,30 @@ def test_rerun_never_requests_a_persisted_answer(tmp_path, jobs):
     assert res.complete and len(_read_records(res.records_path)) == 30
 
 
+def test_interrupt_inside_a_commit_loses_no_paid_answer(tmp_path, jobs, monkeypatch):
+    """A Ctrl-C that lands while a batch is being committed must not lose (and later repay) its answers."""
+    sub = jobs[:24]
+    real_put = C.Ledger.put
+    state = {"calls": 0}
+
+    def flaky_put(self, answers, attempts):
+        state["calls"] += 1
+        if state["calls"] == 2 and answers:  # the second commit of the run is interrupted mid-way
+            raise KeyboardInterrupt
+        return real_put(self, answers, attempts)
+
+    with FakeAnthropic() as srv:
+        monkeypatch.setattr(C.Ledger, "put", flaky_put)
+        with pytest.raises(KeyboardInterrupt):
+            C.collect(CELL, "anthropic", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=4, progress=False)
+        asked_first = srv.count
+        monkeypatch.setattr(C.Ledger, "put", real_put)
+        res = C.collect(CELL, "anthropic", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=4, progress=False)
+        assert res.complete
+        # every answer received before the interrupt was kept: the resume asks only for the rest
+        assert srv.count == len(sub), (asked_first, srv.count)
+
+
 def test_identical_prompts_requested_once_only_with_reuse(tmp_path, jobs):
     distinct = len({j.prompt_sha256 for j in jobs})
     assert distinct < len(jobs)  # one counterfactual arm repeats the factual prompt in every pair
