@@ -34,8 +34,21 @@ def sync(source: Path) -> Path:
     return nb
 
 
+def merge_streams(outputs: list) -> list:
+    """Join consecutive stream outputs of the same name (how the kernel splits them depends on timing)."""
+    merged: list = []
+    for out in outputs:
+        if (merged and out.get("output_type") == "stream" and merged[-1].get("output_type") == "stream"
+                and merged[-1].get("name") == out.get("name")):
+            merged[-1]["text"] = merged[-1]["text"] + out["text"]
+        else:
+            merged.append(out)
+    return merged
+
+
 def strip_metadata(nb_path: Path) -> None:
-    """Remove papermill's and the kernel's timing metadata from an executed notebook."""
+    """Remove papermill's and the kernel's timing metadata from an executed notebook, and merge
+    split stream outputs, so that a rerun does not churn diffs."""
     import nbformat
 
     nb = nbformat.read(nb_path, as_version=4)
@@ -43,6 +56,8 @@ def strip_metadata(nb_path: Path) -> None:
     for cell in nb.cells:
         cell.metadata.pop("papermill", None)
         cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            cell.outputs = merge_streams(cell.outputs)
     nbformat.write(nb, nb_path)
 
 

@@ -133,7 +133,7 @@ def status_of(paper_value: str, tolerance: str, value: object) -> tuple[str, str
     target = parse_printed(paper_value)
     tol = float(tolerance)
     ok = abs(v - target) <= tol * (1 + 1e-9)  # relative slack only: tolerances reach 1e-13 for P values
-    return ("match" if ok else "mismatch"), repr(round(v, 10))
+    return ("match" if ok else "mismatch"), f"{v:.10g}"
 
 
 def check(values: dict[str, object] | None = None, write: bool = True) -> pd.DataFrame:
