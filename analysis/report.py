@@ -15,6 +15,62 @@ import pandas as pd
 from . import claims, paths
 
 REPORT = paths.DERIVED / "claims_report.html"
+README = paths.ROOT / "README.md"
+INDEX_START, INDEX_END = "<!-- reviewer-index:start -->", "<!-- reviewer-index:end -->"
+
+#: table -> (notebook, section that prints it beside the paper)
+TABLE_INDEX = {
+ 1: ("05_representation_control", "Table 1: the four models"),
+ 2: ("01_population", "Table 2 · Field counts"),
+ 3: ("04_references", "Seed replication (Table 3) and GPT's repeated measurement (Table 5)"),
+ 4: ("04_references", "Tracking slopes (Table 4, Fig. 2)"),
+ 5: ("04_references", "Seed replication (Table 3) and GPT's repeated measurement (Table 5)"),
+ 6: ("05_representation_control", "Table 6: Sonnet, eighty examples, 99 shared pairs"),
+ 7: ("07_supplement_tables", "Table 7 · Suppression by difficulty stratum: not released"),
+ 8: ("07_supplement_tables", "Table 8 · Pair-clustered logistic model"),
+ 9: ("07_supplement_tables", "Table 9 · Display-position rates and the order-consistent subpopulation"),
+ 10: ("07_supplement_tables", "Table 10 · Replacement within each display order"),
+ 11: ("07_supplement_tables", "Tables 11-13 · The order-consistent subpopulation"),
+ 12: ("07_supplement_tables", "Tables 11-13 · The order-consistent subpopulation"),
+ 13: ("07_supplement_tables", "Tables 11-13 · The order-consistent subpopulation"),
+ 14: ("07_supplement_tables", "Tables 14-15 · Real-data anchors"),
+ 15: ("07_supplement_tables", "Tables 14-15 · Real-data anchors"),
+ 16: ("04_references", "Accuracy does not track reliance (§2.2, §2.5): dimension by dependence"),
+ 17: ("04_references", "Accuracy does not track reliance (§2.2, §2.5): example structure only"),
+ 18: ("07_supplement_tables", "Table 18 · Audit-error decomposition (summary-level)"),
+ 19: ("07_supplement_tables", "Table 19 and Supplementary Notes 11-12 · Regeneration schemes"),
+ 20: ("07_supplement_tables", "Table 20 · Order-inconsistency rates"),
+ 21: ("06_uci_real_records", "Table 21: all specified real-record conditions"),
+ 22: ("06_uci_real_records", "Table 22: near ties and the concurrent control"),
+ 23: ("04_references", "Cell tables (Supplementary Tables 23-26)"),
+ 24: ("04_references", "Cell tables (Supplementary Tables 23-26)"),
+ 25: ("04_references", "Cell tables (Supplementary Tables 23-26)"),
+ 26: ("04_references", "Cell tables (Supplementary Tables 23-26)"),
+ 27: ("04_references", "Example count and example correlation (Tables 27, 28; Supplementary Note 18)"),
+ 28: ("04_references", "Example count and example correlation (Tables 27, 28; Supplementary Note 18)"),
+}
+#: supplementary note -> (notebook, section, claims tables that hold its numbers or None)
+NOTE_INDEX = {
+ 1: ("02_prompts", "header note: the explicit-rule prompt is not given verbatim; design checks are descriptive", None),
+ 2: ("04_references", "Seed replication (Table 3) …", '"Table 3" "SN 2"'),
+ 3: ("04_references", "Tracking slopes (Table 4, Fig. 2); … (Table 5)", '"Table 4" "Table 5" "SN 3"'),
+ 4: ("05_representation_control", "Supplementary Note 4: the second numeric measurement, the no-example secondary and refusals", '"Table 6" "SN 4"'),
+ 5: ("07_supplement_tables", "Table 7 · Suppression by difficulty stratum: not released", '"Table 7"'),
+ 6: ("07_supplement_tables", "Tables 8-13 sections", '"Table 8" "Table 9" "Table 10" "Table 11" "Table 12" "Table 13" "SN 6"'),
+ 7: ("07_supplement_tables", "Tables 14-15 · Real-data anchors", '"Table 14" "Table 15" "SN 7"'),
+ 8: ("04_references", "Accuracy does not track reliance (§2.2, §2.5)", '"Table 16" "Table 17" "SN 8"'),
+ 9: ("07_supplement_tables", "Table 18 · Audit-error decomposition (summary-level)", '"Table 18" "SN 9"'),
+ 10: ("07_supplement_tables", "Supplementary Note 10 · Counterfactual scaling", '"SN 10"'),
+ 11: ("07_supplement_tables", "Table 19 and Supplementary Notes 11-12 · Regeneration schemes", '"Table 19" "SN 11"'),
+ 12: ("07_supplement_tables", "Table 19 and Supplementary Notes 11-12 · Regeneration schemes", '"SN 12"'),
+ 13: ("07_supplement_tables", "Table 20 · Order-inconsistency rates", '"Table 20"'),
+ 14: ("06_uci_real_records", "Tables 21, 22; Supplementary Note 14: order effects, learner, references, strata; Positive control", '"Table 21" "Table 22" "SN 14"'),
+ 15: ("05_representation_control / 03_collection", "Supplementary Note 4 … (agreements); request settings in `analysis/collection.py`", '"SN 15"'),
+ 16: ("04_references", "Cell tables (Supplementary Tables 23-26)", '"Table 23" "Table 24" "Table 25" "Table 26"'),
+ 17: ("02_prompts", "all sections (prompts byte for byte; released hashes reproduced)", None),
+ 18: ("04_references", "Example count and example correlation (Tables 27, 28; Supplementary Note 18)", '"Table 27" "Table 28" "SN 18"'),
+}
+
 CSS = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
 table{border-collapse:collapse;width:100%;margin:.4em 0 1.4em}td,th{border-bottom:1px solid #ddd;padding:3px 6px;
@@ -73,6 +129,45 @@ def render(check: pd.DataFrame) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _counts(check: pd.DataFrame, tables: list[str]) -> str:
+    v = check[check["table"].isin(tables)]["status"].value_counts()
+    return " / ".join(str(v.get(k, 0)) for k in ("match", "mismatch", "not_released"))
+
+
+def reviewer_index(check: pd.DataFrame) -> str:
+    """The README's reviewer index (markdown): one row per table and supplementary note, with the
+    notebook and section that show it, the command that recomputes it and its claim counts."""
+    out = ["| item | notebook | section | recompute | match / mismatch / not released |",
+           "|---|---|---|---|---|"]
+    for t, (nb, sec) in TABLE_INDEX.items():
+        out.append(f"| Table {t} | `{nb}` | {sec} | `python -m analysis claims --table \"Table {t}\"` | "
+                   f"{_counts(check, [f'Table {t}'])} |")
+    for n, (nb, sec, tables) in NOTE_INDEX.items():
+        if tables:
+            names = [x.strip('"') for x in tables.split('" "')]
+            cmd, cnt = f"`python -m analysis claims --table {tables}`", _counts(check, names)
+        else:
+            cmd, cnt = "`python -m analysis prompt --cell k12_LH_neutral_absent_zero --pair 0 --arm factual --order 0`", "—"
+        out.append(f"| SN {n} | `{nb}` | {sec} | {cmd} | {cnt} |")
+    out.append(f"| Main text | all | each notebook's main-text section | `python -m analysis claims --table Main` | "
+               f"{_counts(check, ['Main'])} |")
+    return "\n".join(out)
+
+
+def update_readme(check: pd.DataFrame, readme=README) -> None:
+    """Rewrite the README's reviewer index between its markers (numbers in prose are written by code)."""
+    text = readme.read_text(encoding="utf-8")
+    if INDEX_START not in text or INDEX_END not in text:
+        raise ValueError(f"{readme}: reviewer-index markers not found")
+    head, rest = text.split(INDEX_START, 1)
+    _, tail = rest.split(INDEX_END, 1)
+    c = claims.summary(check)
+    block = (f"{INDEX_START}\nClaims: **{c['match']} match, {c['mismatch']} mismatch, {c['not_released']} not "
+             f"released** of {len(check)} (written by `python -m analysis report` from "
+             f"`data/derived/claims_check.csv`).\n\n{reviewer_index(check)}\n{INDEX_END}")
+    readme.write_text(head + block + tail, encoding="utf-8")
+
+
 def cli_report(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m analysis report", description=__doc__.splitlines()[0])
     ap.add_argument("--check", default=str(paths.CLAIMS_CHECK), help="claims_check.csv to render")
@@ -81,5 +176,7 @@ def cli_report(argv: list[str]) -> int:
     check = pd.read_csv(a.check, dtype=str, keep_default_na=False)
     with open(a.out, "w", encoding="utf-8") as fh:
         fh.write(render(check))
-    print(f"wrote {a.out}")
+    if a.check == str(paths.CLAIMS_CHECK):
+        update_readme(check)
+    print(f"wrote {a.out}" + (" and the README's reviewer index" if a.check == str(paths.CLAIMS_CHECK) else ""))
     return 0
