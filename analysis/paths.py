@@ -23,10 +23,30 @@ def mirror_dir() -> Path | None:
     """Local mirror standing in for the network.
 
     ``PROXY_AUDIT_MIRROR`` names it; an empty value disables the mirror. Otherwise
-    ``../shared`` beside the repository is used when it exists (so CI runs offline).
+    ``../shared`` beside the repository is used when it exists (so CI runs offline), or, for a
+    clone of a local repository, ``shared`` beside the repository it was cloned from.
     """
     env = os.environ.get("PROXY_AUDIT_MIRROR")
     if env is not None:
         return Path(env) if env else None
-    default = ROOT.parent / "shared"
-    return default if default.is_dir() else None
+    for candidate in (ROOT.parent / "shared", _origin_dir().parent / "shared" if _origin_dir() else None):
+        if candidate is not None and candidate.is_dir():
+            return candidate
+    return None
+
+
+def _origin_dir() -> Path | None:
+    """The local folder this repository was cloned from, if any (read from ``.git/config``)."""
+    import configparser
+
+    cfg = ROOT / ".git" / "config"
+    if not cfg.is_file():
+        return None
+    parser = configparser.ConfigParser(strict=False)
+    try:
+        parser.read(cfg)
+        url = parser.get('remote "origin"', "url", fallback="")
+    except configparser.Error:
+        return None
+    path = Path(url[len("file://"):] if url.startswith("file://") else url)
+    return path.resolve() if url and path.is_absolute() and path.is_dir() else None
