@@ -124,9 +124,22 @@ def render(check: pd.DataFrame) -> str:
         c = claims.summary(sub)
         parts.append(f"<h3 id='{html.escape(table)}'>{html.escape(table)} <span class='small'>("
                      + ", ".join(f"{v} {k}" for k, v in c.items() if v) + ")</span></h3>")
+        where = section_of(table)
+        if where:
+            parts.append(f"<p class='small'>Computed and shown in notebook <code>{html.escape(where[0])}</code>, "
+                         f"section “{html.escape(where[1])}”.</p>")
         parts.append("<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>" + _rows(sub, False)
                      + "</table>")
     return "\n".join(parts) + "\n"
+
+
+def section_of(table: str) -> tuple[str, str] | None:
+    """``(notebook, section)`` that shows a table's or supplementary note's claims."""
+    m = re.fullmatch(r"(Table|SN) (\d+)", table)
+    if not m:
+        return None
+    index = TABLE_INDEX if m.group(1) == "Table" else {k: v[:2] for k, v in NOTE_INDEX.items()}
+    return index.get(int(m.group(2)))
 
 
 def _counts(check: pd.DataFrame, tables: list[str]) -> str:

@@ -138,6 +138,15 @@ points = battery.sweep_points()
 fig2 = battery.fig2_tracking(points)
 
 # %% [markdown]
+# **Fig. 2.** Each model's PSE (pp) at the four sweep levels against the reference learner's PSE,
+# with the fitted tracking line per name set and the identity line (full adjustment). Made by the
+# cell above (`battery.sweep_points` → `battery.fig2_tracking`) from the released records
+# `data/canonical/claude-sonnet-4-5/k12_LH_{neutral,social}_learned_{zero,info_b030,info_b045,info_b060}_records.csv`
+# and `data/raw_records/{DeepSeek-V4-Flash-0731,qwen3.7-max,gpt-5.6-terra}/` (same cells), with the
+# learner PSE from our population (`references.cell_references`). Saved as `figures/fig2_tracking.{png,pdf}`.
+
+
+# %% [markdown]
 # ## Seed replication (Table 3) and GPT's repeated measurement (Table 5)
 # Both use the single-fit bootstrap (5,000 draws, seed 7, exact learner x; spec §9.3, §9.5). The
 # seed replications recompute the learner per draw. GPT's two runs are averaged within pair
@@ -183,6 +192,15 @@ print(f"pooled {inter['pooled']:+.2f} pp [{inter['lo']:+.2f}, {inter['hi']:+.2f}
 # %%
 dim = battery.dimension_table()
 fig4 = battery.fig4bc_fields(dim)
+
+# %% [markdown]
+# **Fig. 4B-C.** Sonnet against the number of displayed fields, zero-information proxies, low (LH) and
+# high (HH) task dependence. B: factual ranking error with neutral names, with eighty examples and
+# without examples. C: PSE with eighty examples, neutral and social names, with 95% intervals. Made by the cell above (`battery.dimension_table` → `battery.fig4bc_fields`)
+# from `data/canonical/claude-sonnet-4-5/k{6,12,18}_LH_*_learned_zero_records.csv` and
+# `data/raw_records/claude-sonnet-4-5/dimension_by_structure/expK_xstr_k{6,18}_HH_*_records.csv`.
+# Saved as `figures/fig4bc_fields.{png,pdf}`.
+
 
 # %% [markdown]
 # **Example structure only** (Table 17): LH pairs, examples from each configuration. Across these
@@ -231,6 +249,17 @@ print(judg.groupby(["panel", "verdict"]).size().to_string())
 
 # %%
 fig1b = battery.fig1b_excess(judg)
+
+# %% [markdown]
+# **Fig. 1B.** PSE minus the reference (pp) with 95% pair-bootstrap intervals; filled circles excess,
+# open circles no resolved difference, filled squares shortfall. Left: no examples, zero-information
+# and informative proxies, against the full-information reference; right: eighty examples,
+# zero-information proxies, neutral names, against the reference learner. Made by the cell above
+# (`battery.excess_judgments` → `battery.fig1b_excess`) from the battery records of the four models
+# (`data/canonical/…`, `data/raw_records/…/k*_LH_*_{absent,learned}_{zero,info}_records.csv`; Sonnet's
+# six summary-only no-example cells from `data/summaries/gate_summaries/expK_gate1_summary.csv`).
+# Saved as `figures/fig1b_excess.{png,pdf}`.
+
 
 # %% [markdown]
 # ## Main-text and Supplementary Note numbers

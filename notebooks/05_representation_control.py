@@ -179,6 +179,16 @@ if released:
 # %%
 fig = representation.figure_representation(t6, learner_pp)
 
+# %% [markdown]
+# **Fig. 3A.** Sonnet's PSE (pp) per display — continuous numeric (battery and second measurement),
+# ordered levels, arbitrary codes — with 95% pair-bootstrap intervals, the full-information reference
+# (0), the category-indicator learner (−5.05 pp) and the pre-specified 5-pp margin. Made by the cell
+# above (`representation.figure_representation`) from
+# `data/encoding_control/claude-sonnet-4-5-20250929/catctl_k12_LH_neutral_learned_zero_{ordinal,nominal,numeric_remeasure}_records.csv`
+# and `data/encoding_control/reference/sonnet_k12_LH_neutral_learned_zero_records.csv`.
+# Saved as `figures/fig3a_representation.{png,pdf}`.
+
+
 # %%
 out = (paths.NOTEBOOKS / out_dir).resolve()
 out.mkdir(parents=True, exist_ok=True)

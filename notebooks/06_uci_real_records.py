@@ -287,6 +287,15 @@ effects = uci.effects_frame(res)
 fig = uci.plot_effects(effects)
 
 # %% [markdown]
+# **Fig. 3B.** Sonnet's PSE (pp) in every real-record condition with 95% pair-bootstrap intervals,
+# the reference learner and the 5-pp margin. Made by the cell above (`uci.effects_frame` →
+# `uci.plot_effects`) from `data/external_zero_info/claude-sonnet-4-5-20250929/external_zero_*_records.csv`,
+# `data/concurrent_checks/claude-sonnet-4-5-20250929/neartie_records.csv` and the UCI panel
+# `uci/diabetes130/uci_diabetes_130hosp.csv` (for the learner and the pairs). Saved as
+# `figures/fig3b_real_records.{png,pdf}`.
+
+
+# %% [markdown]
 # ## Numbers quoted in the main text (§2.3, §4.7)
 
 # %%
