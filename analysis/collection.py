@@ -576,6 +576,9 @@ class SDKSubject(Subject):
         return {"settings": self.settings, "tools": [self.tool], "tool_choice": self.tool_choice,
                 "system": None, "messages": "one user message"}
 
+    def close(self) -> None:
+        self._client.close()
+
 
 class AnthropicSubject(SDKSubject):
     """Claude through the official SDK (Messages API, forced ``choose`` tool)."""
@@ -619,9 +622,6 @@ class AnthropicSubject(SDKSubject):
         usage = msg.usage
         return Reply(patient, str(msg.model or ""), str(msg.id or ""), int(getattr(usage, "input_tokens", 0) or 0),
                      int(getattr(usage, "output_tokens", 0) or 0), REDACT(raw)[:200], str(msg.stop_reason or ""))
-
-    def close(self) -> None:
-        self._client.close()
 
 
 # --- OpenAI-compatible -------------------------------------------------------------------------
@@ -668,9 +668,6 @@ class OpenAISubject(SDKSubject):
         return Reply(patient, str(resp.model or ""), str(resp.id or ""),
                      int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0),
                      REDACT(raw)[:200], finish)
-
-    def close(self) -> None:
-        self._client.close()
 
 
 def _is_loopback(url: str | None) -> bool:
