@@ -24,7 +24,7 @@ from analysis import audit as A  # noqa: E402
 from analysis import battery, collection as C, config, paths, representation  # noqa: E402
 
 DRAWS = 1000  # fewer bootstrap draws than the paper's 5,000 keep the tests fast
-SENTINEL = "sk-ant-SENTINEL-audit-42"
+SENTINEL = "fake-key-SENTINEL-audit-42"  # not key-shaped, so secret scanners stay quiet
 REQUIRED = ("pse_pp", "pse_ci", "fullinfo_pse_pp", "learner_pse_pp", "verdict", "error_pct")
 ZERO_CELLS = [f"k12_LH_{n}_{ex}_zero" for ex in ("absent", "learned") for n in ("neutral", "social")]
 SWEEP_NEUTRAL = [A.sweep_cell("neutral", lv) for lv in A.SWEEP_LEVELS]

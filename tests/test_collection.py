@@ -23,7 +23,7 @@ from analysis import collection as C  # noqa: E402
 from analysis import config, estimators, paths, records  # noqa: E402
 
 CELL = "k12_LH_neutral_learned_zero"
-SENTINEL = "sk-ant-SENTINEL-7f3a9c1e5b"
+SENTINEL = "fake-key-SENTINEL-7f3a9c1e5b"  # not key-shaped, so secret scanners stay quiet
 FAST = C.RetryPolicy(max_attempts=6, base=0.01, cap=0.05)
 # the anthropic SDK flags the paper's model id as deprecated on every call
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
