@@ -74,6 +74,7 @@ import pandas as pd
 from . import collection as C
 from . import config
 from . import estimators as E
+from .battery import VERDICTS, verdict  # judgments from intervals, shared with the paper's tables
 from .cells import CellError, parse_cell
 
 # =============================================================================================
@@ -100,22 +101,8 @@ SCHEMA = "proxy-audit-report-card/1"
 CONTRAST_SEED = 0  # paired contrasts, generator seeded afresh (PROTOCOL-representation §10.5.2)
 HALF_ADJUSTMENT = 0.5  # "individual upper 95% bounds below 0.5 test for incomplete adjustment" (paper §4.4)
 DRY_RUN_KEY = "no-key-needed-for-a-dry-run-7c1e"
-VERDICTS = ("excess", "no resolved difference", "shortfall")
 REFERENCE_NAMES = {"learner": "reference learner", "fullinfo": "full-information reference"}
 FORBIDDEN_WORDS = ("fair", "unfair", "fairness")  # the card never labels a model (paper §1)
-
-
-def verdict(lo: float, hi: float) -> str:
-    """Judgment from the 95% interval of a difference from a reference (paper §2.1).
-
-    Delegates to :func:`analysis.battery.verdict`.
-
-    >>> verdict(2.0, 9.0), verdict(-1.0, 3.0), verdict(-8.0, -0.5)
-    ('excess', 'no resolved difference', 'shortfall')
-    """
-    from .battery import verdict as _verdict
-
-    return _verdict(lo, hi)
 
 
 # =============================================================================================

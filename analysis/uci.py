@@ -899,11 +899,11 @@ def pair_table(records: pd.DataFrame, value: str = "picked_i") -> pd.DataFrame:
 
 
 def boot_interval(values, seed: int, draws: int = BOOT_DRAWS) -> tuple[float, float]:
-    """Pair-bootstrap 95 % interval of the mean: ``integers(0, n, (draws, n))``, quantiles."""
-    v = np.asarray(values, float)
-    idx = np.random.default_rng(seed).integers(0, len(v), size=(draws, len(v)))
-    lo, hi = np.quantile(v[idx].mean(axis=1), [0.025, 0.975])
-    return float(lo), float(hi)
+    """Pair-bootstrap 95 % interval of the mean (spec §11.9): ``integers(0, n, (draws, n))``, quantiles
+    0.025 / 0.975 — the shared :func:`analysis.estimators.boot_ci`."""
+    from .estimators import boot_ci
+
+    return boot_ci(values, seed, draws)
 
 
 def _row(values, seed) -> dict:
