@@ -9,17 +9,17 @@ JOBS   ?= 2
 export MPLBACKEND := Agg
 export PYTHONHASHSEED := 0
 
-.PHONY: help paper test data notebooks claims report sync clean distclean bench
+.PHONY: help venv paper test data notebooks claims report sync clean distclean bench site lab live test-live
 
 help:  ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/; s/\$$(JOBS)/$(JOBS)/g' | expand -t 12
 
 $(STAMP): environment.yml pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -c "import re; print('\n'.join(l.split('- ',1)[1].strip() for l in open('environment.yml') if re.match(r'\s+- [A-Za-z0-9_.-]+==', l)))" > $(VENV)/requirements.txt
 	$(PY) -m pip install --quiet -r $(VENV)/requirements.txt
-	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m pip install --quiet --no-deps -e . > $(VENV)/editable-install.log 2>&1 || { cat $(VENV)/editable-install.log; exit 1; }
 	touch $(STAMP)
 
 venv: $(STAMP)  ## build .venv from the pins
@@ -48,7 +48,13 @@ test: data  ## unit tests, doctests and nbval over every notebook
 	$(PY) -m pytest -q -p no:cacheprovider tests analysis
 	$(PY) -m pytest -q -p no:cacheprovider --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg notebooks/*.ipynb
 
-bench: data  ## benchmarks (not timed tests): bootstrap, collection client, UCI pipeline
+live: data  ## smoke audit of a real local model (llama-cpp-python + SmolLM2-135M) -> audit_out/smollm2, audit_out/example
+	PY=$(PY) scripts/live.sh
+
+test-live: data  ## live tests against that local server (builds it once; skipped with a reason if it cannot be built)
+	PY=$(PY) scripts/live_test.sh
+
+bench: data  ## benchmarks (not timed tests): notebook 03 and make paper (whole-process s), bootstrap, collection, UCI
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:  ## remove caches of Python and pytest (keeps .venv, downloads, figures and derived results)
@@ -57,3 +63,9 @@ clean:  ## remove caches of Python and pytest (keeps .venv, downloads, figures a
 
 distclean: clean  ## also remove .venv and the download cache
 	rm -rf $(VENV) .cache
+
+site: $(STAMP)  ## static HTML of every notebook, the claims report and a Supplementary-Note index -> _site/
+	$(PY) -m analysis.site --out _site
+
+lab: $(STAMP)  ## JupyterLab on notebooks/ (the package is installed in .venv, so `import analysis` works)
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks

@@ -5,23 +5,83 @@
 Notebooks are started in numeric order. Each reads only the verified inputs and computes what it
 shows from them (no notebook reads another's products), so with ``--jobs 2`` two run side by
 side; ``--claims`` also recomputes ``data/derived/claims_check.csv`` in the same pool.
-Papermill's timing metadata is stripped so that a rerun does not churn diffs. A failure stops the
-build with the notebook name and the cell.
+
+Every notebook has one ``output_dir`` parameter: the build passes ``output_dir=".."`` (the
+repository, so the tracked ``figures/`` and ``data/derived/`` are written), and removes that one
+injected line again, so that the committed notebook, rerun by hand or by nbval, writes to its
+scratch default ``out/notebooks/``. ``-p NAME VALUE`` must name a parameter of every selected
+notebook (one line of error otherwise). Papermill's timing metadata is stripped so that a rerun
+does not churn diffs. A failure stops the build with the notebook name and the cell. While steps
+run, a line every ``--heartbeat`` seconds says which are still running and for how long.
 """
 from __future__ import annotations
 
 import argparse
+import ast
+import json
 import subprocess
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
 from . import paths
+from .notebook import TRACKED
+
+#: kernel options: no "running over TCP without encryption" warning per notebook, no shutdown noise
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=CRITICAL"]
+#: the parameter every notebook has; the build sets it to the tracked folders
+OUTPUT_DIR = "output_dir"
+
+
+class BuildError(RuntimeError):
+    """A notebook failed, or the build was asked for something the notebooks do not have."""
+
 
 def notebook_sources() -> list[Path]:
     """The jupytext sources ``notebooks/NN_name.py``, in order."""
     return sorted(p for p in paths.NOTEBOOKS.glob("[0-9][0-9]_*.py"))
+
+
+def notebook_parameters(source: Path) -> dict[str, object]:
+    """Names and defaults of the ``parameters`` cell of a py:percent source (defaults that are not
+    literals are given as their source text)."""
+    text = Path(source).read_text(encoding="utf-8")
+    marker = '# %% tags=["parameters"]'
+    if marker not in text:
+        return {}
+    cell = text.split(marker, 1)[1].split("\n# %%", 1)[0]
+    params = {}
+    for node in ast.parse(cell).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                params[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                params[node.targets[0].id] = ast.get_source_segment(cell, node.value)
+    return params
+
+
+def parse_value(text: str) -> object:
+    """A ``-p`` value as papermill's command line reads it: ints, floats, True/False/None, else the string.
+
+    >>> [parse_value(v) for v in ("1000", "0.5", "None", "True", "sonnet", "['a', 'b']")]
+    [1000, 0.5, None, True, 'sonnet', ['a', 'b']]
+    """
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+    return value if isinstance(value, (int, float, bool, list, tuple, dict, type(None))) else text
+
+
+def check_names(sources: list[Path], params: dict) -> None:
+    """Refuse a ``-p`` name that a selected notebook does not have (papermill would only warn)."""
+    for s in sources:
+        known = notebook_parameters(s)
+        unknown = sorted(set(params) - set(known))
+        if unknown:
+            raise BuildError(f"notebook {s.stem} has no parameter {', '.join(unknown)} "
+                             f"(its parameters: {', '.join(known)})")
 
 
 def sync(source: Path) -> Path:
@@ -46,78 +106,169 @@ def merge_streams(outputs: list) -> list:
     return merged
 
 
+def drop_injected(cell_source: str, names: tuple[str, ...] = (OUTPUT_DIR,)) -> str | None:
+    """The injected-parameters cell without the lines setting ``names``; ``None`` when nothing else is left.
+
+    >>> drop_injected('# Parameters\\noutput_dir = ".."\\n') is None
+    True
+    >>> drop_injected('# Parameters\\noutput_dir = ".."\\nn_primary = 600\\n')
+    '# Parameters\\nn_primary = 600\\n'
+    """
+    kept = [line for line in cell_source.splitlines(keepends=True)
+            if not any(line.startswith(f"{n} =") for n in names)]
+    return "".join(kept) if any(line.strip() and not line.startswith("#") for line in kept) else None
+
+
+#: a checked text output longer than this, followed by its rendered table, is collapsed
+COLLAPSE_LINES = 20
+
+
+def collapse_text_checks(cells: list) -> None:
+    """Collapse (``jupyter.outputs_hidden``) the long text output of a cell checked by nbval
+    (``# NBVAL_CHECK_OUTPUT``) when the next code cell renders the same content as a table: the
+    reader sees the rendered table, the text stays one click away and nbval still checks it."""
+    code = [c for c in cells if c.cell_type == "code"]
+    for cell, nxt in zip(code, code[1:]):
+        lines = sum(o.get("text", "").count("\n") for o in cell.outputs if o.get("output_type") == "stream")
+        rendered = any("text/html" in o.get("data", {}) for o in nxt.outputs)
+        if "NBVAL_CHECK_OUTPUT" in cell.source and lines > COLLAPSE_LINES and rendered:
+            cell.metadata.setdefault("jupyter", {})["outputs_hidden"] = True
+
+
 def strip_metadata(nb_path: Path) -> None:
-    """Remove papermill's and the kernel's timing metadata from an executed notebook, and merge
-    split stream outputs, so that a rerun does not churn diffs."""
-    import nbformat
+    """Remove papermill's and the kernel's timing metadata from an executed notebook, the build's
+    injected ``output_dir``, and merge split stream outputs, so that a rerun does not churn diffs;
+    collapse long checked text outputs that a rendered table repeats (:func:`collapse_text_checks`)."""
+    import nbformat  # heavy, optional
 
     nb = nbformat.read(nb_path, as_version=4)
     nb.metadata.pop("papermill", None)
+    cells = []
     for cell in nb.cells:
         cell.metadata.pop("papermill", None)
         cell.metadata.pop("execution", None)
+        if "injected-parameters" in cell.metadata.get("tags", []):
+            source = drop_injected(cell.source)
+            if source is None:
+                continue
+            cell.source = source
         if cell.cell_type == "code":
             cell.outputs = merge_streams(cell.outputs)
+        cells.append(cell)
+    collapse_text_checks(cells)
+    nb.cells = cells
     nbformat.write(nb, nb_path)
 
 
 def execute(nb_path: Path, parameters: dict | None = None) -> float:
-    """Execute one notebook in place with papermill; returns seconds. Raises ``RuntimeError`` naming the cell."""
-    import papermill as pm
+    """Execute one notebook in place with papermill; returns seconds. Raises ``BuildError`` naming the cell."""
+    import papermill as pm  # heavy, optional
 
     t0 = time.time()
     try:
         pm.execute_notebook(str(nb_path), str(nb_path), parameters=parameters or {}, cwd=str(paths.NOTEBOOKS),
-                            progress_bar=False, kernel_name="python3")
+                            progress_bar=False, kernel_name="python3", extra_arguments=KERNEL_ARGUMENTS)
     except pm.PapermillExecutionError as exc:
-        raise RuntimeError(f"notebook {nb_path.name} failed at cell {exc.exec_count} "
-                           f"(index {exc.cell_index}): {exc.ename}: {exc.evalue}") from None
+        raise BuildError(f"notebook {nb_path.name} failed at cell {exc.exec_count} "
+                         f"(index {exc.cell_index}): {exc.ename}: {exc.evalue}") from None
     strip_metadata(nb_path)
     return time.time() - t0
 
 
 def _run(source: Path, parameters: dict) -> tuple[str, float]:
-    return source.stem, execute(sync(source), parameters)
+    tracked = {OUTPUT_DIR: TRACKED} if OUTPUT_DIR in notebook_parameters(source) else {}
+    return source.stem, execute(sync(source), {**tracked, **parameters})
 
 
 def _claims() -> tuple[str, float]:
-    from . import claims
+    from . import claims  # heavy, optional: loads every study; only the claims worker process needs it
 
     t0 = time.time()
     counts = claims.summary(claims.check())
     return "claims (" + " ".join(f"{k}={v}" for k, v in counts.items()) + ")", time.time() - t0
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m analysis.build", description=__doc__.splitlines()[0])
-    ap.add_argument("--only", nargs="*", help="notebook numbers to run (default: all)")
-    ap.add_argument("--jobs", type=int, default=1, help="how many notebooks run side by side")
+    ap.add_argument("--only", nargs="*", metavar="NN", help="notebook numbers to run, e.g. 04 06 (default: all)")
+    ap.add_argument("--jobs", type=int, default=1, help="how many notebooks run side by side (default 1)")
     ap.add_argument("--claims", action="store_true", help="also recompute the claims check")
     ap.add_argument("--sync-only", action="store_true", help="only sync the jupytext pairs")
+    ap.add_argument("--heartbeat", type=float, default=15.0, metavar="S",
+                    help="seconds between the lines naming the running steps (0: none; default 15)")
     ap.add_argument("-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-                    help="papermill parameter passed to every notebook")
-    a = ap.parse_args(argv)
+                    help="papermill parameter passed to every selected notebook (it must have it)")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parser().parse_args(argv)
     sources = [s for s in notebook_sources() if not a.only or s.name[:2] in a.only]
+    if a.only and len(sources) != len(set(a.only)):
+        known = " ".join(s.name[:2] for s in notebook_sources())
+        print(f"error: --only {' '.join(a.only)}: the notebooks are {known}", file=sys.stderr)
+        return 2
+    params = {k: parse_value(v) for k, v in a.p}
+    try:
+        if OUTPUT_DIR in params:
+            raise BuildError(f"the build always writes the tracked folders; run papermill to set {OUTPUT_DIR}")
+        check_names(sources, params)
+    except BuildError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if a.sync_only:
         for s in sources:
             sync(s)
         print(f"synced {len(sources)} notebooks")
         return 0
-    params = {k: v for k, v in a.p}
     t0 = time.time()
     try:
         with ProcessPoolExecutor(max(1, a.jobs)) as pool:
-            futures = [pool.submit(_run, s, params) for s in sources]
+            names = {pool.submit(_run, s, params): s.stem for s in sources}
             if a.claims:
-                futures.append(pool.submit(_claims))
-            for fut in futures:  # reported in submission order; the first failure stops the build
-                name, secs = fut.result()
-                print(f"  {name}: {secs:.1f} s", flush=True)
-    except RuntimeError as exc:
+                names[pool.submit(_claims)] = "claims"
+            _report(names, a.heartbeat, max(1, a.jobs), t0)
+    except BuildError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"built in {time.time() - t0:.0f} s")
     return 0
+
+
+def _report(names: dict, heartbeat: float, jobs: int, t0: float) -> None:
+    """Print each step as it finishes, and every ``heartbeat`` seconds the steps still running.
+
+    Steps start in submission order, ``jobs`` at a time, so the running ones are the first ``jobs``
+    unfinished. The first failure stops the build.
+    """
+    pending = list(names)
+    started: dict = {}
+    while pending:
+        for fut in pending[:jobs]:
+            started.setdefault(fut, time.time())
+        done, _ = wait(pending, timeout=heartbeat or None, return_when=FIRST_COMPLETED)
+        for fut in [f for f in pending if f in done]:
+            name, secs = fut.result()
+            print(f"  {name}: {secs:.1f} s", flush=True)
+            pending.remove(fut)
+        if not done and heartbeat:
+            now = time.time()
+            running = ", ".join(f"{names[f]} {now - started[f]:.0f} s{cell_progress(names[f])}" for f in pending[:jobs])
+            print(f"  … {now - t0:.0f} s: running {running}", flush=True)
+
+
+def cell_progress(stem: str) -> str:
+    """``" (cell 12/30)"`` for a notebook papermill is executing (it saves the notebook as it goes,
+    every 30 s), ``""`` when that cannot be read (not a notebook, not started, mid-write)."""
+    try:
+        nb = json.loads((paths.NOTEBOOKS / f"{stem}.ipynb").read_text(encoding="utf-8"))
+        status = [c.get("metadata", {}).get("papermill", {}).get("status") for c in nb["cells"]
+                  if c["cell_type"] == "code"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    if not any(status):
+        return ""
+    return f" (cell {sum(s == 'completed' for s in status)}/{len(status)})"
 
 
 if __name__ == "__main__":

@@ -12,10 +12,14 @@ intervals.
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 
 from . import config
+from .population import truth
+from .references import cell_references, indicator_learner_pse
 
 PAIR_INDEX = ["i", "j"]
 
@@ -133,9 +137,6 @@ def cell_summary(records: pd.DataFrame, cell, display: str = "numeric", **kwargs
     of the representation control (-5.05 pp in the headline cell), whose ranking error is not
     defined here (those records have no factual arm).
     """
-    from .population import truth
-    from .references import cell_references, indicator_learner_pse
-
     ref = dict(cell_references(cell))
     if display != "numeric" and ref.get("learner_pse_pp") is not None and not np.isnan(ref["learner_pse_pp"]):
         ref["learner_pse_pp"] = indicator_learner_pse(cell)
@@ -249,8 +250,6 @@ def run_choice_curves(runs: list[np.ndarray], x) -> pd.DataFrame:
     ``runs[r]`` is the vector of level means (pp) of run ``r``; returns one row per choice
     with the chosen run per level, ``alpha`` and ``gamma``.
     """
-    import itertools
-
     R = np.asarray(runs, dtype=float)  # runs x levels
     rows = []
     for choice in itertools.product(range(R.shape[0]), repeat=R.shape[1]):

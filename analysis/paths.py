@@ -1,11 +1,14 @@
 """Paths of the compendium, derived from this file's location (STYLE 12)."""
 from __future__ import annotations
 
+import configparser
 import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "data"
+#: the checkout's data/; a package installed without the checkout (pip install .) uses the copies of
+#: the registries and the price table it ships in analysis/resources/ (links to data/ in the checkout)
+DATA = ROOT / "data" if (ROOT / "data" / "registry.csv").is_file() else Path(__file__).resolve().parent / "resources"
 DERIVED = DATA / "derived"
 FIGURES = ROOT / "figures"
 NOTEBOOKS = ROOT / "notebooks"
@@ -16,7 +19,8 @@ INPUT_REGISTRY = DATA / "registry.csv"
 
 def cache_dir() -> Path:
     """Folder for downloaded inputs (git-ignored); ``PROXY_AUDIT_CACHE`` overrides it."""
-    return Path(os.environ.get("PROXY_AUDIT_CACHE", ROOT / ".cache" / "inputs"))
+    default = ROOT / ".cache" / "inputs" if DATA == ROOT / "data" else Path.home() / ".cache" / "proxy-audit" / "inputs"
+    return Path(os.environ.get("PROXY_AUDIT_CACHE", default))
 
 
 def mirror_dir() -> Path | None:
@@ -37,8 +41,6 @@ def mirror_dir() -> Path | None:
 
 def _origin_dir() -> Path | None:
     """The local folder this repository was cloned from, if any (read from ``.git/config``)."""
-    import configparser
-
     cfg = ROOT / ".git" / "config"
     if not cfg.is_file():
         return None

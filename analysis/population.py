@@ -305,7 +305,7 @@ def truth(cell: "str | Cell") -> pd.Series:
 
 def a_mc(sample: Sample) -> float:
     """A_MC: R^2 of an OLS regression (with intercept) of A on the unstandardised proxies."""
-    import statsmodels.api as sm
+    import statsmodels.api as sm  # heavy, optional: only the manipulation checks fit OLS
 
     return float(sm.OLS(sample.A.astype(float), sm.add_constant(sample.P)).fit().rsquared)
 

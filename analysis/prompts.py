@@ -17,7 +17,7 @@ import hashlib
 import numpy as np
 import pandas as pd
 
-from . import config, representation
+from . import config, encoding
 from .cells import Cell, parse_cell
 from .population import arm_sample, examples, pairs
 
@@ -58,10 +58,10 @@ def value_strings(X: np.ndarray, cell: "str | Cell", display: str = "numeric") -
     X = np.atleast_2d(X)
     out = [[fmt(v) for v in row] for row in X]
     if display != "numeric":
-        b = representation.bins(X[:, c.L:], representation.quartile_edges(c))
+        b = encoding.bins(X[:, c.L:], encoding.quartile_edges(c))
         for r, row in enumerate(out):
             for m in range(c.M):
-                row[c.L + m] = representation.label(b[r, m], m, display)
+                row[c.L + m] = encoding.label(b[r, m], m, display)
     return out
 
 

@@ -8,19 +8,46 @@ have no ``patient``/``chosen`` columns, which are then derived from ``picked_i``
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 import pandas as pd
 
 from . import config, data
 from .cells import Cell, parse_cell
+from .population import pairs
 
 RECORD_COLUMNS = ["arm", "pair_id", "i", "j", "order", "patient", "chosen", "picked_i"]
 SONNET_DIR = "data/raw_records/claude-sonnet-4-5"
 
 
 class NotReleased(LookupError):
-    """The per-call records of a (model, cell) are not in the release; the message says what is missing."""
+    """Inputs that are not in the release; ``missing`` says what is missing.
+
+    Raised when released files are absent, and also used as a value: a claim whose inputs are
+    not public is ``NotReleased(missing)`` in a provider's ``claim_values()`` (the claims check
+    gives it the status ``not_released`` and adds ``missing`` to the note).
+
+    >>> v = NotReleased("the Sonnet regeneration records")
+    >>> v.missing, str(v), isinstance(v, LookupError)
+    ('the Sonnet regeneration records', 'the Sonnet regeneration records', True)
+    """
+
+    def __init__(self, missing: str):
+        super().__init__(missing)
+        self.missing = str(missing)
+
+    def __str__(self) -> str:
+        return self.missing
+
+    def __repr__(self) -> str:
+        return f"NotReleased({self.missing!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, NotReleased) and other.missing == self.missing
+
+    def __hash__(self) -> int:
+        return hash(("NotReleased", self.missing))
 
 
 def _exists(name: str) -> bool:
@@ -89,8 +116,6 @@ def _pair_ids(df: pd.DataFrame, cell: "str | Cell | None" = None) -> pd.Series:
         keys = pd.MultiIndex.from_arrays([df["i"], df["j"]])
         numeric = numeric.fillna(pd.Series(known.reindex(keys).to_numpy(), index=df.index))
     if numeric.isna().any() and cell is not None:
-        from .population import pairs
-
         ours = pairs(cell).set_index(["i", "j"])["pair_id"]
         keys = pd.MultiIndex.from_arrays([df["i"], df["j"]])
         numeric = numeric.fillna(pd.Series(ours.reindex(keys).to_numpy(dtype=float), index=df.index))
@@ -190,8 +215,6 @@ def catalogue() -> pd.DataFrame:
     Columns ``name, model, cell``; ``model`` is the short name where the file is a battery
     model's (sonnet/deepseek/qwen/gpt), else the release folder's serving id.
     """
-    import re
-
     folder_to_model = {v[1]: k for k, v in config.MODELS.items()}
     rows = []
     for name in data.registry().index:

@@ -16,34 +16,29 @@ reproduces :func:`analysis.population.counterfactual` row for row (see the tests
 """
 from __future__ import annotations
 
-import argparse
 import functools
-import json
-import math
-import sys
 
 import numpy as np
 import pandas as pd
 
 from . import config
-from .cells import Cell, CellError, parse_cell
+from .cells import Cell, parse_cell
+from .encoding import indicator_features, quartile_edges  # noqa: F401  (indicator_features re-exported)
+from .learners import IndicatorLearner, ReferenceLearner
+from .population import _proxies, examples, pairs, population  # _proxies: the generator's own equation
 
 
 def blr_posterior_mean(X: np.ndarray, y: np.ndarray, sigma: float = config.LEARNER_SIGMA,
                        tau: float = config.LEARNER_TAU) -> np.ndarray:
-    """Posterior mean ``m`` of ``theta`` in ``y ~ N([1|X] theta, sigma^2)``, ``theta ~ N(0, tau^2 I)``.
+    """``[intercept, *coef]`` of :class:`analysis.learners.ReferenceLearner` fitted on ``X, y``.
 
-    ``S = inv(I / tau^2 + X_aug' X_aug / sigma^2)`` (explicit inverse, as the release) and
-    ``m = S X_aug' y / sigma^2``; ``m[0]`` is the intercept.
+    Kept for callers of the first layout; new code uses the learner itself.
     """
-    X_aug = np.column_stack([np.ones(len(X)), np.asarray(X, dtype=float)])
-    precision = np.eye(X_aug.shape[1]) / tau**2 + X_aug.T @ X_aug / sigma**2
-    S = np.linalg.inv(precision)
-    return S @ X_aug.T @ np.asarray(y, dtype=float) / sigma**2
+    return ReferenceLearner(sigma=sigma, tau=tau).fit(X, y).posterior_mean_
 
 
 def blr_predict(m: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """Posterior predictive mean ``[1 | X] @ m``."""
+    """Posterior predictive mean ``[1 | X] @ m`` (as :meth:`ReferenceLearner.predict`)."""
     X = np.atleast_2d(np.asarray(X, dtype=float))
     return m[0] + X @ m[1:]
 
@@ -59,8 +54,6 @@ def counterfactual_rows(sample, i: np.ndarray, j: np.ndarray, a: int) -> dict[st
     columns' means and SDs change). Returns ``X_i, X_j`` (T x k, displayed), ``r_true_i,
     r_true_j`` (T,).
     """
-    from .population import _proxies  # the generator's own structural equation (bit-identical)
-
     i = np.asarray(i, dtype=int)
     j = np.asarray(j, dtype=int)
     T, L = len(i), sample.L
@@ -86,25 +79,23 @@ def _pse_pp(pick1: np.ndarray, pick0: np.ndarray) -> float:
 
 @functools.lru_cache(maxsize=256)
 def _reference_pairs(cell_id: str) -> pd.DataFrame:
-    from .population import examples, pairs, population
-
     c = parse_cell(cell_id)
     pop = population(c)
     pr = pairs(c)
     i, j = pr["i"].to_numpy(), pr["j"].to_numpy()
     out = pr[["pair_id", "i", "j", "stratum"]].copy()
     out["truth"] = (pop.r_true[i] >= pop.r_true[j]).astype(int)
-    m = None
+    learner = None
     if c.has_examples:
         ex = examples(c)
-        m = blr_posterior_mean(ex.X, ex.Y)
-        pred = blr_predict(m, pop.X)
+        learner = ReferenceLearner().fit(ex.X, ex.Y)
+        pred = learner.predict(pop.X)
         out["learner_factual"] = (pred[i] >= pred[j]).astype(int)
     for a in (1, 0):
         cf = counterfactual_rows(pop, i, j, a)
         out[f"fullinfo_a{a}"] = (cf["r_true_i"] >= cf["r_true_j"]).astype(int)
-        if m is not None:
-            out[f"learner_a{a}"] = (blr_predict(m, cf["X_i"]) >= blr_predict(m, cf["X_j"])).astype(int)
+        if learner is not None:
+            out[f"learner_a{a}"] = (learner.predict(cf["X_i"]) >= learner.predict(cf["X_j"])).astype(int)
     return out
 
 
@@ -155,31 +146,16 @@ def cell_references(cell: "str | Cell") -> dict:
 
 # --- category-indicator learner of the representation control --------------------------------
 
-def indicator_features(X: np.ndarray, L: int, edges: np.ndarray) -> np.ndarray:
-    """Task values followed by the indicators [bin == 1], [bin == 2], [bin == 3] of every proxy."""
-    from .representation import bins
-
-    X = np.atleast_2d(X)
-    b = bins(X[:, L:], edges)
-    ind = [(b[:, m] == level).astype(float) for m in range(b.shape[1]) for level in (1, 2, 3)]
-    return np.column_stack([X[:, :L], *ind])
-
-
 @functools.lru_cache(maxsize=16)
 def _indicator_learner(cell_id: str) -> float:
-    from .population import examples, pairs, population
-    from .representation import quartile_edges
-
     c = parse_cell(cell_id)
     pop, pr, ex = population(c), pairs(c), examples(c)
-    edges = quartile_edges(c)
-    m = blr_posterior_mean(indicator_features(ex.X, c.L, edges), ex.Y)
+    learner = IndicatorLearner(c.L, quartile_edges(c)).fit(ex.X, ex.Y)
     i, j = pr["i"].to_numpy(), pr["j"].to_numpy()
     picks = {}
     for a in (1, 0):
         cf = counterfactual_rows(pop, i, j, a)
-        picks[a] = (blr_predict(m, indicator_features(cf["X_i"], c.L, edges))
-                    >= blr_predict(m, indicator_features(cf["X_j"], c.L, edges))).astype(int)
+        picks[a] = (learner.predict(cf["X_i"]) >= learner.predict(cf["X_j"])).astype(int)
     return _pse_pp(picks[1], picks[0])
 
 
@@ -192,41 +168,6 @@ def indicator_learner_pse(cell: "str | Cell" = "k12_LH_neutral_learned_zero") ->
     if not c.has_examples:
         raise ValueError(f"cell {c.id} shows no examples; the indicator learner needs them")
     return _indicator_learner(c.id)
-
-
-# --- command line ---------------------------------------------------------------------------
-
-def _json_value(v):
-    if isinstance(v, (float, np.floating)):
-        return None if math.isnan(v) else float(v)
-    if isinstance(v, np.integer):
-        return int(v)
-    return v
-
-
-def cli_reference(argv: list[str]) -> int:
-    """``python -m analysis reference --cell CELL``: both references of a cell as JSON."""
-    ap = argparse.ArgumentParser(
-        prog="python -m analysis reference",
-        description="Full-information reference and reference learner of a cell (JSON; pp unrounded). "
-                    "learner_* are null in cells without examples.")
-    ap.add_argument("--cell", required=True, help="cell id, e.g. k12_LH_neutral_learned_info_b030_s20001")
-    ap.add_argument("--pairs", action="store_true", help="print per-pair decisions as CSV instead")
-    try:
-        a = ap.parse_args(argv)
-    except SystemExit as exc:
-        return 0 if exc.code in (0, None) else 2
-    try:
-        cell = parse_cell(a.cell)
-    except CellError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if a.pairs:
-        reference_pairs(cell).to_csv(sys.stdout, index=False, lineterminator="\n")
-        return 0
-    out = {k: _json_value(v) for k, v in cell_references(cell).items()}
-    print(json.dumps(out, indent=2))
-    return 0
 
 
 def reference_table(cells) -> pd.DataFrame:

@@ -1,18 +1,24 @@
 """The reviewers' claims report: one HTML page, every claim grouped by table and supplementary note.
 
-Mismatches and ``not_released`` rows come first; each row gives the paper's value, ours, the
-status and the notebook that computes it. Input: ``data/derived/claims_check.csv`` (written by
-``python -m analysis claims``). Output: ``data/derived/claims_report.html``.
+A table of contents links each group (``#table-6``, ``#sn-14``, ``#main``); mismatches and uncomputed
+claims are listed first. Each row gives the paper's value, ours at the paper's precision plus one
+digit, the tolerance, the status and the notebook that computes it; a not-released reason shared by
+several claims of a group is shown once above the group. Powers of ten are typeset. The page is
+the jinja2 template ``templates/claims_report.html.j2`` (autoescaped). Input:
+``data/derived/claims_check.csv`` (written by ``python -m analysis claims``). Output:
+``data/derived/claims_report.html``.
 """
 from __future__ import annotations
 
-import argparse
-import html
 import re
+from pathlib import Path
 
+import jinja2
 import pandas as pd
+from markupsafe import Markup, escape
 
 from . import claims, paths
+from .registry import printed_like
 
 REPORT = paths.DERIVED / "claims_report.html"
 README = paths.ROOT / "README.md"
@@ -71,13 +77,28 @@ NOTE_INDEX = {
  18: ("04_references", "Example count and example correlation (Tables 27, 28; Supplementary Note 18)", '"Table 27" "Table 28" "SN 18"'),
 }
 
-CSS = """
-body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
-table{border-collapse:collapse;width:100%;margin:.4em 0 1.4em}td,th{border-bottom:1px solid #ddd;padding:3px 6px;
-font-size:13px;text-align:left;vertical-align:top}th{background:#f4f4f4}.match{color:#1e8449}
-.mismatch{color:#c0392b;font-weight:bold}.not_released{color:#7d6608}.not_computed{color:#c0392b}
-.num{font-variant-numeric:tabular-nums;white-space:nowrap}h2{margin-top:1.6em}.small{color:#666;font-size:12px}
-"""
+TITLE = "Language Models Give Group-Linked Fields the Wrong Weight"
+TEMPLATES = Path(__file__).with_name("templates")
+ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, trim_blocks=False,
+                         keep_trailing_newline=True)
+_SCI = re.compile(r"(?P<m>[+\-\u2212]?\d+(?:\.\d+)?)(?:\s*[×x]\s*10\^\{?|e)(?P<e>[+\-]?\d+)\}?")
+
+
+def typeset(text: object) -> Markup:
+    """HTML of a printed number with powers of ten typeset (``1.3×10^-11`` -> 1.3×10<sup>−11</sup>).
+
+    >>> str(typeset("1.3×10^-11")), str(typeset("7.72e-09")), str(typeset("<b>")), str(typeset("+21.2"))
+    ('1.3×10<sup>−11</sup>', '7.72×10<sup>−9</sup>', '&lt;b&gt;', '+21.2')
+    """
+    s = str(text)
+    m = _SCI.fullmatch(s.strip())
+    if not m:
+        return escape(s)
+    exp = int(m.group("e"))
+    return Markup("{}×10<sup>{}</sup>").format(m.group("m"), f"{exp}".replace("-", "\u2212"))
+
+
+ENV.filters["sci"] = typeset
 
 
 def _group_key(table: str) -> tuple:
@@ -87,50 +108,63 @@ def _group_key(table: str) -> tuple:
     return (1 if m.group(1) == "Table" else 2, int(m.group(2))) if m else (3, 0)
 
 
-def _rows(df: pd.DataFrame, with_table: bool) -> str:
-    out = []
-    for r in df.itertuples(index=False):
-        cells = [html.escape(str(r.table))] if with_table else []
-        cells += [html.escape(str(r.row)), html.escape(str(r.column)),
-                  f'<span class="num">{html.escape(str(r.paper_value))}</span>',
-                  f'<span class="num">{html.escape(str(r.reproduced_value))}</span>',
-                  f'<span class="{r.status}">{r.status}</span>',
-                  html.escape(str(r.notebook)), f'<span class="small">{html.escape(str(r.note))}</span>']
-        out.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    return "\n".join(out)
+def anchor(table: str) -> str:
+    """The HTML id of a table's group (``Table 6`` -> ``table-6``, ``SN 14`` -> ``sn-14``)."""
+    return re.sub(r"[^a-z0-9]+", "-", table.lower()).strip("-")
+
+
+def ours_text(rec: dict) -> str:
+    """Our value at the paper's precision plus one digit (``n/r`` where not released)."""
+    if rec["status"] == "not_released":
+        return "n/r"
+    text = str(rec["reproduced_value"])
+    if text in ("", "nan"):
+        return text
+    return printed_like(float(text), rec["paper_value"], extra_digit=True)
+
+
+def _reason(note: str) -> str:
+    """The not-released reason of a note (the part after ``not released:`` where the note has one)."""
+    m = re.search(r"not released: (.*)$", note)
+    return m.group(1) if m else note
+
+
+def _counts_text(df: pd.DataFrame) -> list[str]:
+    return [f"{v} {k}" for k, v in claims.summary(df).items() if v]
+
+
+def context(check: pd.DataFrame) -> dict:
+    """What the template shows: overall counts, the not-matched rows, and one group per table."""
+    check = check.fillna("")
+    recs = []
+    for rec in check.to_dict("records"):
+        recs.append({**rec, "paper": rec["paper_value"], "ours": ours_text(rec), "anchor": anchor(rec["table"])})
+    groups = []
+    for table in sorted(check["table"].unique(), key=_group_key):
+        rows = [r for r in recs if r["table"] == table]
+        reasons: dict[str, dict] = {}
+        for r in rows:
+            if r["status"] == "not_released":
+                reasons.setdefault(_reason(r["note"]), {"n": 0})["n"] += 1
+        shared = {text: v for text, v in reasons.items() if v["n"] > 1}
+        keyed = []
+        for t, (text, v) in enumerate(shared.items(), start=1):
+            keyed.append({"key": t, "text": text, "n": v["n"]})
+        key_of = {r["text"]: r["key"] for r in keyed}
+        for r in rows:
+            r["reason"] = key_of.get(_reason(r["note"])) if r["status"] == "not_released" else None
+        groups.append({"table": table, "anchor": anchor(table), "rows": rows, "reasons": keyed,
+                       "counts": _counts_text(check[check["table"] == table]), "where": section_of(table)})
+    order = {"mismatch": 0, "not_computed": 1}
+    not_matched = sorted((r for r in recs if r["status"] in order),
+                         key=lambda r: (order[r["status"]], _group_key(r["table"])))
+    counts = [f"{v} {k}" for k, v in claims.summary(check).items()]
+    return {"title": TITLE, "counts": counts, "total": len(check), "groups": groups, "not_matched": not_matched}
 
 
 def render(check: pd.DataFrame) -> str:
-    """The report's HTML text."""
-    check = check.fillna("")
-    counts = claims.summary(check)
-    head = ["row", "column", "paper", "ours", "status", "notebook", "note"]
-    parts = [f"<!doctype html><meta charset='utf-8'><title>Claims report</title><style>{CSS}</style>",
-             "<h1>Claims report: “Language Models Give Group-Linked Fields the Wrong Weight”</h1>",
-             "<p>Every published number beside the value this compendium computes from the released per-call "
-             "records and its own population. Tolerance: half a unit of the last printed digit unless the note "
-             "says otherwise. Recompute with <code>python -m analysis claims</code>.</p>",
-             "<p><b>" + ", ".join(f"{v} {k}" for k, v in counts.items()) + f"</b> of {len(check)} claims.</p>"]
-    first = check[check["status"] != "match"]
-    if len(first):
-        parts.append("<h2>Not matched: mismatches, unreleased inputs, uncomputed</h2>")
-        order = {"mismatch": 0, "not_computed": 1, "not_released": 2}
-        first = first.assign(_o=first["status"].map(order)).sort_values(["_o", "table"], kind="stable")
-        parts.append("<table><tr>" + "".join(f"<th>{h}</th>" for h in ["table"] + head) + "</tr>"
-                     + _rows(first, True) + "</table>")
-    parts.append("<h2>All claims by table and supplementary note</h2>")
-    for table in sorted(check["table"].unique(), key=_group_key):
-        sub = check[check["table"] == table]
-        c = claims.summary(sub)
-        parts.append(f"<h3 id='{html.escape(table)}'>{html.escape(table)} <span class='small'>("
-                     + ", ".join(f"{v} {k}" for k, v in c.items() if v) + ")</span></h3>")
-        where = section_of(table)
-        if where:
-            parts.append(f"<p class='small'>Computed and shown in notebook <code>{html.escape(where[0])}</code>, "
-                         f"section “{html.escape(where[1])}”.</p>")
-        parts.append("<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>" + _rows(sub, False)
-                     + "</table>")
-    return "\n".join(parts) + "\n"
+    """The report's HTML text (template ``templates/claims_report.html.j2``, autoescaped)."""
+    return ENV.get_template("claims_report.html.j2").render(**context(check))
 
 
 def section_of(table: str) -> tuple[str, str] | None:
@@ -181,15 +215,13 @@ def update_readme(check: pd.DataFrame, readme=README) -> None:
     readme.write_text(head + block + tail, encoding="utf-8")
 
 
-def cli_report(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m analysis report", description=__doc__.splitlines()[0])
-    ap.add_argument("--check", default=str(paths.CLAIMS_CHECK), help="claims_check.csv to render")
-    ap.add_argument("--out", default=str(REPORT))
-    a = ap.parse_args(argv)
-    check = pd.read_csv(a.check, dtype=str, keep_default_na=False)
-    with open(a.out, "w", encoding="utf-8") as fh:
+def write(check_path=paths.CLAIMS_CHECK, out=REPORT) -> int:
+    """Render ``check_path`` to ``out``; the default claims check also updates the README's reviewer index."""
+    check = pd.read_csv(check_path, dtype=str, keep_default_na=False)
+    with open(out, "w", encoding="utf-8") as fh:
         fh.write(render(check))
-    if a.check == str(paths.CLAIMS_CHECK):
+    default = str(check_path) == str(paths.CLAIMS_CHECK)
+    if default:
         update_readme(check)
-    print(f"wrote {a.out}" + (" and the README's reviewer index" if a.check == str(paths.CLAIMS_CHECK) else ""))
+    print(f"wrote {out}" + (" and the README's reviewer index" if default else ""))
     return 0

@@ -13,13 +13,17 @@ Analysis (spec §10.4-10.5), each stage a small function:
 * :func:`load_rendering` — released Sonnet records of a rendering (ordered, arbitrary, the second
   numeric measurement, the numeric battery cell; primary or post-hoc answer rule), or records a
   new model produced with ``python -m analysis collect --display ordered|arbitrary``.
-* :func:`learner_pse` — the category-indicator reference learner (8 task values + 3 bin
-  indicators per proxy), -5.05 pp for both renderings; :func:`full_information_pse` is 0.
+* :func:`learner_picks` — the category-indicator reference learner's decisions
+  (:class:`analysis.learners.IndicatorLearner`: 8 task values + 3 bin indicators per proxy); its
+  PSE, -5.05 pp for both renderings, is :func:`analysis.references.indicator_learner_pse`;
+  :func:`full_information_pse` is 0.
 * :func:`interval` / :func:`paired` — PSE with a 95% pair-bootstrap interval, generator seeded 0
   afresh for every quantity; contrasts bootstrap the per-pair differences on shared pairs.
 * :func:`table6`, :func:`no_example_table`, :func:`table1`, :func:`control_summary` — the tables
   of the paper; :func:`call_agreement`, :func:`missing_calls`, :func:`excludes_margin`.
-* :func:`figure_representation` (Fig. 3A), :func:`worked_example`, :func:`claim_values`.
+* :func:`worked_example`, :func:`claim_values`; the Fig. 3A drawing is
+  :func:`analysis.figures.fig3a_representation`. The displays' bins, labels and codes are
+  :mod:`analysis.encoding`.
 
 Only Sonnet's records of this control are released; GPT, Qwen and DeepSeek raise
 :class:`analysis.records.NotReleased` with what is missing (:data:`MISSING_MODELS`).
@@ -28,70 +32,20 @@ from __future__ import annotations
 
 import functools
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from . import config, data, estimators, records, references
+from . import config, data, estimators, records
 from .cells import Cell, parse_cell
-from .claims import NotReleased
-
-
-@functools.lru_cache(maxsize=32)
-def _edges(cell_id: str) -> tuple[tuple[float, float, float], ...]:
-    from .population import population
-
-    pop = population(cell_id)
-    cols = range(pop.L, pop.L + pop.M)
-    return tuple(tuple(np.quantile(pop.X[:, c], [0.25, 0.5, 0.75])) for c in cols)
-
-
-def quartile_edges(cell: "str | Cell") -> np.ndarray:
-    """Cut points (M x 3) of each proxy at the factual population's quartiles."""
-    c = parse_cell(cell)
-    # the factual population: informative level does not change displayed values
-    base = c.with_(proxies="zero", sweep_beta=None, n_examples=config.N_EXAMPLES, example_corr=None,
-                   example_corner=None)
-    return np.array(_edges(base.id))
-
-
-def bins(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Bin (0..3) of displayed proxy values; ``values`` is (n x M) or (M,), ``edges`` is (M x 3)."""
-    values = np.atleast_2d(values)
-    out = np.column_stack([np.searchsorted(edges[m], values[:, m], side="right") for m in range(edges.shape[0])])
-    return out
-
-
-@functools.lru_cache(maxsize=8)
-def code_table(n_fields: int = 6, seed: int = config.CODE_SEED) -> tuple[tuple[str, ...], ...]:
-    """Two-letter codes per proxy field and bin (spec §10.2; checkpoint C11).
-
-    For each field in order, draw 4 distinct codes from the remaining pool until they are
-    neither sorted ascending nor descending; assign them to bins 0..3; remove them from the pool.
-    The pool of 16 codes covers four fields; fields beyond the fourth reuse the cycle.
-    """
-    rng = np.random.default_rng(seed)
-    pool = list(config.CODE_POOL)
-    fields: list[tuple[str, ...]] = []
-    for _ in range(min(n_fields, 4)):
-        while True:
-            pick = [pool[t] for t in rng.choice(len(pool), 4, replace=False)]
-            if pick != sorted(pick) and pick != sorted(pick, reverse=True):
-                break
-        fields.append(tuple(pick))
-        pool = [c for c in pool if c not in pick]
-    while len(fields) < n_fields:
-        fields.append(fields[len(fields) % 4])
-    return tuple(fields)
-
-
-def label(b: int, field: int, display: str) -> str:
-    """The displayed label of bin ``b`` of proxy ``field`` in ``display`` (ordered / arbitrary)."""
-    if display == "ordered":
-        return f"level {int(b) + 1}"
-    if display == "arbitrary":
-        return code_table()[field][int(b)]
-    raise ValueError(f"unknown category display {display!r}; expected 'ordered' or 'arbitrary'")
+from .encoding import bins, quartile_edges
+from .learners import IndicatorLearner
+from .population import arm_sample, examples, pairs
+from .prompts import field_names, job_table, value_strings
+from .records import NotReleased
+from .references import indicator_learner_pse
+from .supplement.regeneration import concurrent_frozen
 
 
 # =============================================================================================
@@ -187,8 +141,6 @@ def load_rendering(model: str = "sonnet", rendering: str = "ordered", examples: 
     records collected with ``python -m analysis collect`` (see :func:`collected_name`).
     Raises :class:`analysis.records.NotReleased` naming what the release lacks.
     """
-    from pathlib import Path
-
     if source not in ("released", "posthoc"):
         path = Path(source) / collected_name(rendering, examples)
         if not path.exists():
@@ -203,26 +155,11 @@ def load_rendering(model: str = "sonnet", rendering: str = "ordered", examples: 
 
 # --- Category-indicator reference learner (spec §10.4) ---------------------------------------
 
-def category_features(X: np.ndarray, cell: "str | Cell" = CELL) -> np.ndarray:
-    """Learner features of displayed rows: the task values, then indicators of bins 1..3 per proxy.
-
-    Bin 0 is the baseline, so a 12-field cell gives 8 + 4 x 3 = 20 columns. The coding depends only
-    on the bin, so it is identical for the ordered and the arbitrary display.
-    """
-    c = parse_cell(cell)
-    X = np.atleast_2d(np.asarray(X, dtype=float))
-    b = bins(X[:, c.L:], quartile_edges(c))
-    ind = (b[:, :, None] == np.arange(1, 4)[None, None, :]).reshape(len(X), -1).astype(float)
-    return np.column_stack([X[:, : c.L], ind])
-
-
 def target_bins(cell: "str | Cell" = CELL) -> pd.DataFrame:
     """Per pair: the target's proxy bins in each counterfactual arm and whether they differ.
 
     Columns ``pair_id, i, j, bins_a1, bins_a0, proxy_changed`` (the released ``proxy_changed``).
     """
-    from .population import arm_sample, pairs
-
     c = parse_cell(cell)
     edges = quartile_edges(c)
     rows = []
@@ -237,35 +174,26 @@ def target_bins(cell: "str | Cell" = CELL) -> pd.DataFrame:
 def learner_picks(cell: "str | Cell" = CELL) -> pd.DataFrame:
     """The category-indicator learner's pair decisions in both counterfactual arms (spec §10.4).
 
-    BLR (sigma 0.5, tau 1, intercept) fitted on the 80 examples' :func:`category_features`;
-    the learner picks the target where ``pred(target) >= pred(j)``. Columns
-    ``pair_id, i, j, pick_a1, pick_a0`` (0/1), sorted by ``(i, j)``.
+    :class:`analysis.learners.IndicatorLearner` (BLR, sigma 0.5, tau 1, intercept) fitted on the 80
+    examples; the learner picks the target where ``pred(target) >= pred(j)``. Columns
+    ``pair_id, i, j, pick_a1, pick_a0`` (0/1), sorted by ``(i, j)``. Their PSE is
+    :func:`analysis.references.indicator_learner_pse`.
     """
-    from .population import arm_sample, examples, pairs
-
     c = parse_cell(cell)
     ex = examples(c)
-    m = references.blr_posterior_mean(category_features(ex.X, c), ex.Y)
+    learner = IndicatorLearner(c.L, quartile_edges(c)).fit(ex.X, ex.Y)
     rows = []
     for pr in pairs(c).itertuples(index=False):
         row = {"pair_id": pr.pair_id, "i": pr.i, "j": pr.j}
         for arm in ("cf_a1", "cf_a0"):
-            pred = references.blr_predict(m, category_features(arm_sample(c, pr.i, arm).X[[pr.i, pr.j]], c))
+            pred = learner.predict(arm_sample(c, pr.i, arm).X[[pr.i, pr.j]])
             row["pick_" + arm[3:]] = int(pred[0] >= pred[1])
         rows.append(row)
     return pd.DataFrame(rows).sort_values(["i", "j"]).reset_index(drop=True)
 
 
-def learner_pse(cell: "str | Cell" = CELL) -> float:
-    """PSE (pp) of the category-indicator learner; -5.05 pp in the base cell (paper §4.3)."""
-    p = learner_picks(cell)
-    return 100 * float(p["pick_a1"].mean() - p["pick_a0"].mean())
-
-
 def full_information_pse(cell: "str | Cell" = CELL) -> float:
     """PSE (pp) of the full-information reference (true risk in each arm); 0 with zero-information proxies."""
-    from .population import arm_sample, pairs
-
     c = parse_cell(cell)
     picks = {"cf_a1": [], "cf_a0": []}
     for pr in pairs(c).itertuples(index=False):
@@ -466,9 +394,6 @@ def worked_example(pair_id: int = 0, cell: "str | Cell" = CELL,
     One row per field; columns ``field, role`` and ``<display> A=<a>``. Uses
     :func:`analysis.prompts.value_strings` (the renderer of the release's prompts).
     """
-    from .population import arm_sample, pairs
-    from .prompts import field_names, value_strings
-
     c = parse_cell(cell)
     i = int(pairs(c).at[int(pair_id), "i"])
     out = pd.DataFrame({"field": field_names(c), "role": ["task"] * c.L + ["proxy"] * c.M})
@@ -477,40 +402,6 @@ def worked_example(pair_id: int = 0, cell: "str | Cell" = CELL,
         for display in config.DISPLAYS:
             out[f"{display} A={arm[-1]}"] = value_strings(x, c, display)[0]
     return out
-
-
-def figure_representation(effects: pd.DataFrame, learner_pp: float | None = None,
-                          margin: float = config.REPRESENTATION_MARGIN_PP):
-    """Fig. 3A-style plot: PSE per rendering with 95% intervals, the learner reference and the margin.
-
-    ``effects`` has columns ``quantity`` (rendering names), ``effect_pp, lo_pp, hi_pp`` (rows of
-    :func:`effects_table`; contrast rows are ignored). Returns a matplotlib Figure.
-    """
-    import matplotlib.pyplot as plt
-
-    from .figures import DISPLAY_COLORS, apply_style
-
-    apply_style()
-    order = [r for r in ("battery", "numeric", "ordered", "arbitrary") if r in set(effects["quantity"])]
-    e = effects.set_index("quantity").loc[order]
-    short = {"battery": "Numeric (battery)", "numeric": "Numeric (second measurement)",
-             "ordered": "Ordered levels", "arbitrary": "Arbitrary codes"}
-    fig, ax = plt.subplots(figsize=(6.4, 2.4))
-    y = np.arange(len(order))[::-1]
-    for yy, (q, row) in zip(y, e.iterrows()):
-        color = DISPLAY_COLORS["numeric" if q in ("battery", "numeric") else q]
-        ax.errorbar(row["effect_pp"], yy, xerr=[[row["effect_pp"] - row["lo_pp"]], [row["hi_pp"] - row["effect_pp"]]],
-                    fmt="o", color=color, capsize=3, lw=1.5)
-    ax.axvline(0, color="black", lw=0.8, label="full-information reference (0)")
-    if learner_pp is not None:
-        ax.axvline(learner_pp, color="#7f8c8d", ls="--", lw=1, label=f"category learner ({learner_pp:+.2f} pp)")
-    ax.axvline(margin, color="#c0392b", ls=":", lw=1, label=f"{margin:.0f}-pp margin")
-    ax.set_yticks(y, [short[q] for q in order])
-    ax.set_ylim(-0.6, len(order) - 0.4)
-    ax.set_xlabel("Proxy-specific effect (pp), 95% pair-bootstrap interval")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7)
-    fig.tight_layout()
-    return fig
 
 
 # --- Per-model summaries (Table 1; Supplementary Note 4) ------------------------------------
@@ -555,11 +446,6 @@ def control_summary(model: str, sources: tuple[str, ...] = ("released",),
 
 # --- Claims ----------------------------------------------------------------------------------
 
-#: sources of the regeneration-check agreements of Supplementary Note 15 (not in the release)
-_REGEN_MISSING = ("the concurrent regeneration records data/concurrent_checks/claude-sonnet-4-5-20250929/"
-                  "concurrent_regen_records.csv (and regen_jobs_answers.jsonl) are listed in the release's "
-                  "NOT_INCLUDED.csv; the released stochastic_regeneration/*_frozenbaseline_records.csv files are "
-                  "the August battery answers, not the October frozen choices")
 _ATTEMPTS_MISSING = ("per-attempt answer logs (the answers_file absent_nominal.jsonl and the other *.jsonl named in "
                      "the encoding-control metadata JSON) are not in the release; the records keep only the "
                      "accepted answer of each job")
@@ -593,8 +479,6 @@ def _interval_claims(prefix: str, row) -> dict[str, float]:
 
 def distinct_prompts(display: str, cell: "str | Cell" = CELL) -> int:
     """Number of distinct prompt texts (SHA-256) of a category rendering (396 in the base cell)."""
-    from .prompts import job_table
-
     return int(job_table(cell, display)["prompt_sha256"].nunique())
 
 
@@ -616,7 +500,7 @@ def claim_values(source: str = "released", draws: int = config.BOOTSTRAP_DRAWS) 
     cf = battery[battery["arm"].isin(["cf_a1", "cf_a0"])]
     out["SN4.battery.missing"] = int(cf["picked_i"].isna().sum())
     # references and prompts
-    lp = learner_pse(CELL)
+    lp = indicator_learner_pse(CELL)
     out["SN4.learner.pse"] = lp
     out["Main.repr.learner"] = lp
     n_prompts = min(distinct_prompts(d) for d in RELEASE_DISPLAY)
@@ -654,37 +538,12 @@ def claim_values(source: str = "released", draws: int = config.BOOTSTRAP_DRAWS) 
                 "SN4.noex.refusal.a0": lost["cf_a0"]})
     out["SN4.noex.retried_prompts"] = NotReleased(_ATTEMPTS_MISSING)
     out["SN15.noresponse"] = NotReleased(_ATTEMPTS_MISSING)
-    for key in ("SN15.frozen_battery.agree", "SN15.frozen_battery.comparable", "SN15.regen.remeasure.agree",
-                "SN15.regen.remeasure.calls", "SN15.b060_battery.agree", "SN15.b060_battery.calls"):
-        out[key] = NotReleased(_REGEN_MISSING)
+    # Supplementary Note 15: the concurrent frozen choices (5 October) against the other collections
+    zero, b060 = concurrent_frozen("zero"), concurrent_frozen("b060")
+    ag = call_agreement(zero, battery)
+    out["SN15.frozen_battery.agree"], out["SN15.frozen_battery.comparable"] = ag["agree"], ag["comparable"]
+    ag = call_agreement(b060, records.load_records("sonnet", "k12_LH_neutral_learned_info_b060"))
+    out["SN15.b060_battery.agree"], out["SN15.b060_battery.calls"] = ag["agree"], ag["comparable"]
+    ag = call_agreement(zero, load_rendering("sonnet", "numeric", "learned", _numeric_source(source)))
+    out["SN15.regen.remeasure.agree"], out["SN15.regen.remeasure.calls"] = ag["agree"], ag["comparable"]
     return out
-
-
-def claims_view(values: dict[str, object], ids: list[str] | None = None, table: str | None = None) -> pd.DataFrame:
-    """Registered claims beside our values: ``claim_id, row, column, paper, ours, status``.
-
-    ``ours`` is printed with the paper's number of decimals (``not released`` where the
-    inputs are missing); the status is :func:`analysis.claims.status_of`.
-    """
-    from decimal import Decimal
-
-    from .claims import registry, status_of
-
-    reg = registry()
-    reg = reg[reg["claim_id"].isin(values)]
-    if table is not None:
-        reg = reg[reg["table"] == table]
-    if ids is not None:
-        reg = reg.set_index("claim_id").loc[[i for i in ids if i in set(reg["claim_id"])]].reset_index()
-    rows = []
-    for rec in reg.to_dict("records"):
-        v = values[rec["claim_id"]]
-        status, _ = status_of(rec["paper_value"], rec["tolerance"], v)
-        if isinstance(v, NotReleased):
-            ours = "not released"
-        else:
-            dec = max(0, -Decimal(rec["paper_value"].lstrip("+")).as_tuple().exponent)
-            ours = f"{float(v):+.{dec}f}" if rec["paper_value"][:1] in "+-" else f"{float(v):.{dec}f}"
-        rows.append({"claim_id": rec["claim_id"], "row": rec["row"], "column": rec["column"],
-                     "paper": rec["paper_value"], "ours": ours, "status": status})
-    return pd.DataFrame(rows)

@@ -21,20 +21,27 @@
 # hidden group.
 #
 # **Inputs:** none (everything is generated from the seeds in `analysis/config.py`).
-# **Outputs:** `data/derived/manipulation_checks.csv`, `data/derived/pairs_k12_LH.csv`,
-# `figures/fig_s_proxy_shift.{png,pdf}`.
+# **Outputs** (in `output_dir`): `data/derived/manipulation_checks.csv`, `data/derived/pairs_k12_LH.csv`,
+# `figures/fig_s_proxy_shift.{png,pdf}`. `make paper` writes the tracked folders; a run by hand
+# writes to the git-ignored scratch folder `out/notebooks/`.
 
 # %%
 import numpy as np
 import pandas as pd
 
-from analysis import claims, config, figures, paths, population
+from analysis import cells, claims, config, figures, notebook, population, registry
 
 # %% tags=["parameters"]
 cell = "k12_LH_neutral_learned_zero"  # the headline cell
 check_n = 40_000  # A_MC sample size (spec §1.1)
 check_seed = 999
-out_dir = "../data/derived"
+output_dir = "../out/notebooks"  # where figures/ and data/derived/ go; `make paper` passes ".." (the tracked folders)
+
+# %%
+notebook.check_parameters(counts={"check_n": check_n},
+                          rules=[(isinstance(check_seed, int), f"check_seed={check_seed!r} must be an integer")])
+cells.parse_cell(cell)  # a malformed cell id stops here with the grammar
+folders = notebook.output_folders(output_dir)
 
 # %% [markdown]
 # ## Table 2 · Field counts
@@ -53,11 +60,15 @@ print(population.field_counts().to_string(index=False))
 
 # %%
 mc = population.manipulation_checks(check_n, check_seed)
-mc.pivot(index="corner", columns="k", values=["a_mc", "structure"]).round(4)
+notebook.long_table(mc.pivot(index="corner", columns="k", values=["a_mc", "structure"]).round(4).reset_index(),
+                    "A_MC and the structure statistic by corner and field count", digits=4)
 
 # %%
 # NBVAL_CHECK_OUTPUT
 print(claims.compare(population.claim_values()).drop(columns="table").to_string(index=False))
+
+# %%
+notebook.claims_table(registry.paper_vs_ours(population.claim_values()), "Table 2 and the manipulation checks")
 
 # %% [markdown]
 # ## The first patients of the headline cell
@@ -96,10 +107,19 @@ for corner in ("LL", "LH"):
     s = population.population(f"k12_{corner}_neutral_learned_zero")
     frames.append(pd.DataFrame({"corner": f"k=12 {corner}", "A": s.A, "proxy": s.X[:, s.L]}))
 fig = figures.proxy_shift(pd.concat(frames))
+notebook.figure(fig, "the first proxy by hidden group")
+
+# %% [markdown]
+# **Supplementary figure (proxy shift).** Density of the first displayed proxy (standardised) by the
+# hidden group `A` (A = 1 is the group the proxies are linked to; A is never shown to a model), for
+# the weak (LL) and the strong (LH) proxy-group link, k = 12, from our own population
+# (`population.population`, seeds in `analysis/config.py`). Saved as `figures/fig_s_proxy_shift.{png,pdf}`.
+
+# %% [markdown]
+# ## Products
 
 # %%
-out = paths.ROOT / "notebooks" / out_dir
-out.mkdir(parents=True, exist_ok=True)
-mc.to_csv(out / "manipulation_checks.csv", index=False, float_format="%.6f")
-pairs.to_csv(out / "pairs_k12_LH.csv", index=False, float_format="%.6f")
-figures.save(fig, "fig_s_proxy_shift")
+mc.to_csv(folders.derived / "manipulation_checks.csv", index=False, float_format="%.6f")
+pairs.to_csv(folders.derived / "pairs_k12_LH.csv", index=False, float_format="%.6f")
+print("wrote", notebook.save_figure(fig, "fig_s_proxy_shift", folders), "and",
+      folders.show(folders.derived), "manipulation_checks.csv, pairs_k12_LH.csv")

@@ -21,7 +21,8 @@
 # checks our renderer against every `prompt_sha256` the release publishes.
 #
 # **Inputs:** the released encoding-control records (`data/encoding_control/…/catctl_*_records.csv`,
-# fetched and verified by `analysis.data`). **Outputs:** `data/derived/prompt_hashes.csv`.
+# fetched and verified by `analysis.data`). **Outputs** (in `output_dir`; `make paper` writes the
+# tracked folder, a run by hand the git-ignored `out/notebooks/`): `data/derived/prompt_hashes.csv`.
 #
 # The explicit-rule boundary prompt of Supplementary Note 1 (which states the scoring weights) is
 # not given verbatim in the paper or in the specification, and its records are not released, so it
@@ -32,12 +33,18 @@ import json
 
 import pandas as pd
 
-from analysis import data, paths, prompts, records
+from analysis import cells, data, notebook, prompts, records
 
 # %% tags=["parameters"]
 cell = "k12_LH_neutral_learned_zero"
 pair_id = 0
-out_dir = "../data/derived"
+output_dir = "../out/notebooks"  # where data/derived/ goes; `make paper` passes ".." (the tracked folders)
+
+# %%
+notebook.check_parameters(choices={"pair_id": (pair_id, tuple(range(99)))},
+                          rules=[(cells.parse_cell(cell).examples == "learned",
+                                  f"cell={cell!r}: the example prompt below needs a cell with examples (…_learned_…)")])
+folders = notebook.output_folders(output_dir)
 
 # %% [markdown]
 # ## No examples, neutral and social names
@@ -99,6 +106,11 @@ print(hashes.to_string(index=False))
 print(f"total: {hashes['reproduced'].sum()} of {hashes['released'].sum()} released prompt hashes reproduced")
 
 # %%
-out = paths.ROOT / "notebooks" / out_dir
-out.mkdir(parents=True, exist_ok=True)
-hashes.to_csv(out / "prompt_hashes.csv", index=False)
+notebook.long_table(hashes, "Released prompt hashes reproduced", digits=None)
+
+# %% [markdown]
+# ## Products
+
+# %%
+hashes.to_csv(folders.derived / "prompt_hashes.csv", index=False)
+print("wrote", folders.show(folders.derived / "prompt_hashes.csv"))

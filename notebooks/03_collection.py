@@ -22,8 +22,10 @@
 #
 # **Inputs:** the released per-call records of the four battery models (`data/raw_records/…`,
 # `data/canonical/…`, fetched and verified by `analysis.data`); the prompts rendered by
-# `analysis.prompts`. **Outputs:** records and metadata under `out/` (git-ignored), and
-# `data/derived/collection_replay_check.csv`, `data/derived/collection_simulated_coverage.csv`.
+# `analysis.prompts`. **Outputs:** records and metadata under `out` (default `out/collection/`,
+# git-ignored), and in `output_dir` (`make paper` writes the tracked folder, a run by hand the
+# git-ignored `out/notebooks/`) `data/derived/collection_replay_check.csv`,
+# `data/derived/collection_simulated_coverage.csv`.
 #
 # By default the notebook needs no key: it replays every released synthetic records file and
 # asserts that the regenerated records equal the released ones. To collect from a live model, set
@@ -34,7 +36,8 @@
 # %%
 import pandas as pd
 
-from analysis import collection, paths
+from analysis import cells as cell_ids
+from analysis import collection, notebook
 
 # %% tags=["parameters"]
 provider = "replay"  # replay | anthropic | openai | simulated
@@ -47,7 +50,25 @@ base_url = None  # endpoint for openai-compatible servers (OpenRouter, vLLM, Oll
 sim_cell = "k12_LH_neutral_learned_zero"
 sim_preset = "numeric-reader"
 n_seeds = 200  # seeds of the simulated subject for the interval coverage
-out_dir = "../data/derived"
+output_dir = "../out/notebooks"  # where data/derived/ goes; `make paper` passes ".." (the tracked folders)
+
+# %%
+notebook.check_parameters(
+    choices={"provider": (provider, ("replay", "anthropic", "openai", "simulated")),
+             "sim_preset": (sim_preset, tuple(collection.SIMULATED_PRESETS))},
+    counts={"concurrency": concurrency, "n_seeds": n_seeds},
+    rules=[(provider != "replay" or model in ("all", "sonnet", "deepseek", "qwen", "gpt"),
+            f"model={model!r}: a replay takes all, sonnet, deepseek, qwen or gpt"),
+           (provider == "replay" or (cells != "all" and isinstance(cells, (list, tuple)) and len(cells) > 0),
+            f"provider={provider!r} needs an explicit list of cells (cells='all' is for the replay)"),
+           (provider != "simulated" or model in collection.SIMULATED_PRESETS,
+            f"model={model!r}: the simulated subject takes a preset, one of {', '.join(collection.SIMULATED_PRESETS)}"),
+           (base_url is None or provider == "openai", "base_url is for the openai provider (OpenAI-compatible endpoints)"),
+           (max_cost is None or (isinstance(max_cost, (int, float)) and max_cost > 0),
+            f"max_cost={max_cost!r} must be a positive number of USD or None")])
+for c in ([] if cells == "all" else cells) + [sim_cell]:
+    cell_ids.parse_cell(c)  # a malformed cell id stops here with the grammar
+folders = notebook.output_folders(output_dir)
 
 # %% [markdown]
 # ## Replay: the released records, regenerated
@@ -70,8 +91,6 @@ if provider == "replay":
     assert (check["only_ours"] == 0).all() and (check["only_released"] == 0).all()
     assert differs <= documented, differs
 else:
-    if cells == "all":
-        raise ValueError("a live run needs an explicit list of cells")
     check = pd.DataFrame([vars(collection.collect(c, provider, model, out, base_url=base_url,
                                                   concurrency=concurrency, max_cost=max_cost))
                           for c in cells])
@@ -151,10 +170,9 @@ print(f"{n_seeds} seeds: mean estimate {coverage['pse_pp'].mean():+.2f} pp (know
 # ## Products
 
 # %%
-derived = paths.NOTEBOOKS.joinpath(out_dir).resolve()
-derived.mkdir(parents=True, exist_ok=True)
+derived = folders.derived
 check.drop(columns=[c for c in ("records", "records_path", "metadata_path") if c in check]).to_csv(
     derived / "collection_replay_check.csv", index=False)
 coverage.to_csv(derived / "collection_simulated_coverage.csv", index=False)
-print("wrote", (derived / "collection_replay_check.csv").relative_to(paths.ROOT), "and",
-      (derived / "collection_simulated_coverage.csv").relative_to(paths.ROOT))
+print("wrote", folders.show(derived / "collection_replay_check.csv"), "and",
+      folders.show(derived / "collection_simulated_coverage.csv"))

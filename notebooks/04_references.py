@@ -34,7 +34,8 @@
 # no-example cells released only as summaries. Populations, pairs and example sets are our own
 # (`analysis.population`).
 #
-# **Outputs:** `figures/fig1b_excess.{png,pdf}`, `figures/fig2_tracking.{png,pdf}`,
+# **Outputs** (in `output_dir`; `make paper` writes the tracked folders, a run by hand the
+# git-ignored `out/notebooks/`): `figures/fig1b_excess.{png,pdf}`, `figures/fig2_tracking.{png,pdf}`,
 # `figures/fig4bc_fields.{png,pdf}`; `data/derived/references.csv`, `battery_cells.csv`,
 # `tracking_slopes.csv`, `seed_replication_fits.csv`, `gpt_repeated_measurement.csv`,
 # `frozen_policy.csv`, `dimension_by_dependence.csv`, `example_structure.csv`, `example_count.csv`,
@@ -42,19 +43,24 @@
 
 # %%
 import pandas as pd
+from IPython.display import display
 
-from analysis import battery, config, figures, references
+from analysis import battery, figures, notebook, references, registry
+
+TEXT_COLUMNS = ["row", "column", "paper", "ours", "status"]  # the short text form that nbval checks
 
 pd.set_option("display.width", 250, "display.max_columns", 30, "display.max_colwidth", 40,
               "display.max_rows", 400)
 
 # %% tags=["parameters"]
-figures_dir = "../figures"  # Fig. 1B, Fig. 2, Fig. 4B-C
-out_dir = "../data/derived"  # small derived tables
-bootstrap_draws = 5000  # pair-bootstrap draws of every interval (paper §4.4; fixed by the release's seeds)
+output_dir = "../out/notebooks"  # where figures/ and data/derived/ go; `make paper` passes ".." (the tracked folders)
+
+# %% [markdown]
+# Every interval here uses the release's 5,000 pair-bootstrap draws and seeds (paper §4.4), so this
+# notebook has no draws parameter: other draws would not reproduce the printed intervals.
 
 # %%
-assert bootstrap_draws == config.BOOTSTRAP_DRAWS, "the printed intervals need the release's 5,000 draws"
+folders = notebook.output_folders(output_dir)
 values = battery.claim_values()  # every claim of this notebook, computed once (cached tables)
 
 # %% [markdown]
@@ -72,6 +78,9 @@ print(ref[cols].round(2).to_string(index=False))
 zero = ref[ref["beta"] == 0]
 print(f"\n{len(ref)} cells; full-information PSE exactly 0 in all {len(zero)} zero-information cells:",
       bool((zero["fullinfo_pse_pp"] == 0).all()))
+
+# %%
+notebook.long_table(ref[cols], "References for every cell", csv="../data/derived/references.csv")
 
 # %% [markdown]
 # ## The predictive-value sweep
@@ -101,13 +110,20 @@ print(battery.sweep_references().round(2).to_string(index=False))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(battery.side_by_side("Table 23", values).to_string(index=False))
+print(registry.paper_vs_ours(values, table="Table 23").query("row != 'caption'")[TEXT_COLUMNS].to_string(index=False))
+
+# %%
+notebook.claims_table(registry.paper_vs_ours(values, table="Table 23"), "Table 23 (Sonnet)")
 
 # %%
 # NBVAL_CHECK_OUTPUT
 for tn in (24, 25, 26):
     print(f"Table {tn}")
-    print(battery.side_by_side(f"Table {tn}", values).to_string(index=False), "\n")
+    print(registry.paper_vs_ours(values, table=f"Table {tn}").query("row != 'caption'")[TEXT_COLUMNS].to_string(index=False), "\n")
+
+# %%
+for tn, model in ((24, "DeepSeek"), (25, "Qwen"), (26, "GPT")):
+    display(notebook.claims_table(registry.paper_vs_ours(values, table=f"Table {tn}"), f"Table {tn} ({model})"))
 
 # %% [markdown]
 # The captions state the full-information references. The β = 0.30 reference is 6.06 pp:
@@ -115,7 +131,7 @@ for tn in (24, 25, 26):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-caps = pd.concat([battery.paper_vs_ours(f"Table {tn}", values) for tn in (23, 24, 25, 26)])
+caps = pd.concat([registry.paper_vs_ours(values, table=f"Table {tn}") for tn in (23, 24, 25, 26)])
 print(caps[caps["row"] == "caption"][["claim_id", "paper", "ours", "status"]].to_string(index=False))
 
 # %% [markdown]
@@ -131,16 +147,20 @@ print(caps[caps["row"] == "caption"][["claim_id", "paper", "ours", "status"]].to
 t4 = battery.tracking_table()
 print(t4.round(3).to_string(index=False))
 print()
-print(battery.side_by_side("Table 4", values).to_string(index=False))
+print(registry.paper_vs_ours(values, table="Table 4").query("row != 'caption'")[TEXT_COLUMNS].to_string(index=False))
+
+# %%
+notebook.claims_table(registry.paper_vs_ours(values, table="Table 4"), "Table 4")
 
 # %%
 points = battery.sweep_points()
-fig2 = battery.fig2_tracking(points)
+fig2 = figures.fig2_tracking(points, battery.tracking_table())
+notebook.figure(fig2, "Fig. 2")
 
 # %% [markdown]
 # **Fig. 2.** Each model's PSE (pp) at the four sweep levels against the reference learner's PSE,
 # with the fitted tracking line per name set and the identity line (full adjustment). Made by the
-# cell above (`battery.sweep_points` → `battery.fig2_tracking`) from the released records
+# cell above (`battery.sweep_points` → `figures.fig2_tracking`) from the released records
 # `data/canonical/claude-sonnet-4-5/k12_LH_{neutral,social}_learned_{zero,info_b030,info_b045,info_b060}_records.csv`
 # and `data/raw_records/{DeepSeek-V4-Flash-0731,qwen3.7-max,gpt-5.6-terra}/` (same cells), with the
 # learner PSE from our population (`references.cell_references`). Saved as `figures/fig2_tracking.{png,pdf}`.
@@ -157,14 +177,18 @@ fig2 = battery.fig2_tracking(points)
 t3 = battery.seed_replication_fits()
 print(t3.round(3).to_string(index=False))
 print()
-print(battery.side_by_side("Table 3", values).to_string(index=False))
+print(registry.paper_vs_ours(values, table="Table 3").query("row != 'caption'")[TEXT_COLUMNS].to_string(index=False))
 rep = battery.repeated_measurement()
 print()
-print(battery.side_by_side("Table 5", values).to_string(index=False))
+print(registry.paper_vs_ours(values, table="Table 5").query("row != 'caption'")[TEXT_COLUMNS].to_string(index=False))
 fit = rep["fit"]
 print(f"\nmean curve: gamma {fit['gamma']:+.3f} [{fit['gamma_ci'][0]:+.3f}, {fit['gamma_ci'][1]:+.3f}], "
       f"alpha {fit['alpha']:+.2f} [{fit['alpha_ci'][0]:+.2f}, {fit['alpha_ci'][1]:+.2f}] pp; "
       f"16 one-run curves: gamma {rep['curves']['gamma'].min():+.3f} to {rep['curves']['gamma'].max():+.3f}")
+
+# %%
+display(notebook.claims_table(registry.paper_vs_ours(values, table="Table 3"), "Table 3"))
+notebook.claims_table(registry.paper_vs_ours(values, table="Table 5"), "Table 5")
 
 # %% [markdown]
 # ## Accuracy does not track reliance (§2.2, §2.5)
@@ -176,6 +200,9 @@ print(f"\nmean curve: gamma {fit['gamma']:+.3f} [{fit['gamma_ci'][0]:+.3f}, {fit
 # NBVAL_CHECK_OUTPUT
 print(battery.frozen_policy_table().round(2).to_string(index=False))
 
+# %%
+notebook.long_table(battery.frozen_policy_table(), "Frozen policy")
+
 # %% [markdown]
 # **Dimension by dependence** (Table 16, Fig. 4B-C; Supplementary Note 8). Evaluated patients and
 # examples share the configuration. HH intervals: the assembly of the Sonnet HH cells is
@@ -183,20 +210,24 @@ print(battery.frozen_policy_table().round(2).to_string(index=False))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(battery.side_by_side("Table 16", values).to_string(index=False))
+print(registry.paper_vs_ours(values, table="Table 16").query("row != 'caption'")[TEXT_COLUMNS].to_string(index=False))
 inter = battery.dimension_interaction()
 print("\nreversal [PSE(18,HH)-PSE(6,HH)]-[PSE(18,LH)-PSE(6,LH)] per model:",
-      {m: round(v, 2) for m, v in inter["per_model"].items()})
+      {m: float(round(v, 2)) for m, v in inter["per_model"].items()})
 print(f"pooled {inter['pooled']:+.2f} pp [{inter['lo']:+.2f}, {inter['hi']:+.2f}] (paper -15.1 [-22.4, -7.9])")
 
 # %%
+notebook.claims_table(registry.paper_vs_ours(values, table="Table 16"), "Table 16")
+
+# %%
 dim = battery.dimension_table()
-fig4 = battery.fig4bc_fields(dim)
+fig4 = figures.fig4bc_fields(dim)
+notebook.figure(fig4, "Fig. 4B-C")
 
 # %% [markdown]
 # **Fig. 4B-C.** Sonnet against the number of displayed fields, zero-information proxies, low (LH) and
 # high (HH) task dependence. B: factual ranking error with neutral names, with eighty examples and
-# without examples. C: PSE with eighty examples, neutral and social names, with 95% intervals. Made by the cell above (`battery.dimension_table` → `battery.fig4bc_fields`)
+# without examples. C: PSE with eighty examples, neutral and social names, with 95% intervals. Made by the cell above (`battery.dimension_table` → `figures.fig4bc_fields`)
 # from `data/canonical/claude-sonnet-4-5/k{6,12,18}_LH_*_learned_zero_records.csv` and
 # `data/raw_records/claude-sonnet-4-5/dimension_by_structure/expK_xstr_k{6,18}_HH_*_records.csv`.
 # Saved as `figures/fig4bc_fields.{png,pdf}`.
@@ -211,7 +242,7 @@ fig4 = battery.fig4bc_fields(dim)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(battery.side_by_side("Table 17", values).to_string(index=False))
+print(registry.paper_vs_ours(values, table="Table 17").query("row != 'caption'")[TEXT_COLUMNS].to_string(index=False))
 pc, pc_all = battery.coupling_partial_correlation(), battery.coupling_partial_correlation(include_k18_hh=True)
 print(f"\npartial r(regret, PSE | k), k=18 HH excluded: {pc['partial_r']:+.3f} [{pc['lo']:+.3f}, {pc['hi']:+.3f}]; "
       f"all 12 cells: {pc_all['partial_r']:+.3f}")
@@ -219,6 +250,9 @@ pl = battery.pair_level_covariation()
 print(pl.round(4).to_string(index=False))
 print(f"mean r {pl['r'].mean():+.3f}; controlling the task-risk gap {pl['r_given_gap'].mean():+.3f}; "
       f"p < 0.05 in {(pl['p_perm'] < 0.05).sum()} of {len(pl)}; Stouffer p = {battery.stouffer_p(pl['p_perm']):.1e}")
+
+# %%
+notebook.claims_table(registry.paper_vs_ours(values, table="Table 17"), "Table 17")
 
 # %% [markdown]
 # ## Example count and example correlation (Tables 27, 28; Supplementary Note 18)
@@ -228,9 +262,13 @@ print(f"mean r {pl['r'].mean():+.3f}; controlling the task-risk gap {pl['r_given
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(battery.side_by_side("Table 27", values).to_string(index=False))
+print(registry.paper_vs_ours(values, table="Table 27").query("row != 'caption'")[TEXT_COLUMNS].to_string(index=False))
 print()
-print(battery.side_by_side("Table 28", values).to_string(index=False))
+print(registry.paper_vs_ours(values, table="Table 28").query("row != 'caption'")[TEXT_COLUMNS].to_string(index=False))
+
+# %%
+display(notebook.claims_table(registry.paper_vs_ours(values, table="Table 27"), "Table 27"))
+notebook.claims_table(registry.paper_vs_ours(values, table="Table 28"), "Table 28")
 
 # %% [markdown]
 # ## Judgments (Fig. 1B)
@@ -248,14 +286,15 @@ print()
 print(judg.groupby(["panel", "verdict"]).size().to_string())
 
 # %%
-fig1b = battery.fig1b_excess(judg)
+fig1b = figures.fig1b_excess(judg)
+notebook.figure(fig1b, "Fig. 1B")
 
 # %% [markdown]
 # **Fig. 1B.** PSE minus the reference (pp) with 95% pair-bootstrap intervals; filled circles excess,
 # open circles no resolved difference, filled squares shortfall. Left: no examples, zero-information
 # and informative proxies, against the full-information reference; right: eighty examples,
 # zero-information proxies, neutral names, against the reference learner. Made by the cell above
-# (`battery.excess_judgments` → `battery.fig1b_excess`) from the battery records of the four models
+# (`battery.excess_judgments` → `figures.fig1b_excess`) from the battery records of the four models
 # (`data/canonical/…`, `data/raw_records/…/k*_LH_*_{absent,learned}_{zero,info}_records.csv`; Sonnet's
 # six summary-only no-example cells from `data/summaries/gate_summaries/expK_gate1_summary.csv`).
 # Saved as `figures/fig1b_excess.{png,pdf}`.
@@ -270,9 +309,13 @@ fig1b = battery.fig1b_excess(judg)
 # %%
 # NBVAL_CHECK_OUTPUT
 for table in ("Main", "SN 2", "SN 3", "SN 8", "SN 18"):
-    pv = battery.paper_vs_ours(table, values)
+    pv = registry.paper_vs_ours(values, table=table).assign(note=lambda d: d["note"].str[:60])
     print(table)
     print(pv[["claim_id", "paper", "ours", "status", "note"]].to_string(index=False), "\n")
+
+# %%
+for table in ("Main", "SN 2", "SN 3", "SN 8", "SN 18"):
+    display(notebook.claims_table(registry.paper_vs_ours(values, table=table), table))
 
 # %% [markdown]
 # ## Status of every claim of this notebook
@@ -283,7 +326,8 @@ for table in ("Main", "SN 2", "SN 3", "SN 8", "SN 18"):
 
 # %%
 # NBVAL_CHECK_OUTPUT
-counts = battery.status_counts(values)
+view = registry.paper_vs_ours(values)
+counts = pd.crosstab(view["table"], view["status"]).reindex(columns=["match", "mismatch", "not_released"], fill_value=0)
 print(counts.to_string())
 print("\ntotal:", counts.sum().to_dict())
 
@@ -291,13 +335,8 @@ print("\ntotal:", counts.sum().to_dict())
 # ## Products
 
 # %%
-from pathlib import Path  # noqa: E402
-
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
-figures.save(fig1b, "fig1b_excess", Path(figures_dir))
-figures.save(fig2, "fig2_tracking", Path(figures_dir))
-figures.save(fig4, "fig4bc_fields", Path(figures_dir))
+saved = [notebook.save_figure(f, name, folders)
+         for f, name in ((fig1b, "fig1b_excess"), (fig2, "fig2_tracking"), (fig4, "fig4bc_fields"))]
 products = {
     "references.csv": ref,
     "battery_cells.csv": battery.all_cell_results(),
@@ -314,5 +353,5 @@ products = {
 }
 for name, df in products.items():
     assert len(df) and not df.empty, name
-    df.to_csv(out / name, index=False, float_format="%.10g")
-print(sorted(products))
+    df.to_csv(folders.derived / name, index=False, float_format="%.10g")
+print("wrote", ", ".join(saved), "and in", folders.show(folders.derived) + ":", ", ".join(sorted(products)))

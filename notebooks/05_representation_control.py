@@ -29,12 +29,19 @@
 # Or, with `records_source` set to a folder written by `python -m analysis collect … --display
 # ordered|arbitrary`, the records of a new model.
 #
-# **Outputs:** `figures/fig3a_representation.{png,pdf}`, `data/derived/representation_effects.csv`.
+# **Outputs** (in `output_dir`; `make paper` writes the tracked folders, a run by hand the
+# git-ignored `out/notebooks/`): `figures/fig3a_representation.{png,pdf}`,
+# `data/derived/representation_effects.csv`.
 
 # %%
-import pandas as pd
+from pathlib import Path
 
-from analysis import config, figures, paths, prompts, records, representation
+import pandas as pd
+from IPython.display import display
+
+from analysis import config, encoding, figures, notebook, prompts, references, registry, representation
+
+TEXT_COLUMNS = ["row", "column", "paper", "ours", "status"]  # the short text form that nbval checks
 
 pd.set_option("display.width", 160, "display.max_colwidth", 60)
 
@@ -43,11 +50,18 @@ model = "sonnet"  # whose records (the release has the control for Sonnet only)
 records_source = "released"  # "released", or a folder <out>/<provider>/<model> written by `collect`
 bootstrap_draws = 5000  # pair-bootstrap resamples (paper: 5,000)
 pair_id = 0  # the pair of the worked example
-figure_name = "fig3a_representation"
-figures_dir = "../figures"
-out_dir = "../data/derived"
+output_dir = "../out/notebooks"  # where figures/ and data/derived/ go; `make paper` passes ".." (the tracked folders)
 
 # %%
+notebook.check_parameters(
+    choices={"model": (model, tuple(config.MODELS)), "pair_id": (pair_id, tuple(range(99)))},
+    counts={"bootstrap_draws": bootstrap_draws},
+    rules=[(records_source != "released" or model == "sonnet",
+            f"model={model!r} with records_source='released': the release has the representation control "
+            "for Sonnet only; give records_source a folder written by `python -m analysis collect --display …`"),
+           (records_source == "released" or Path(records_source).is_dir(),
+            f"records_source={records_source!r} is neither 'released' nor a folder")])
+folders = notebook.output_folders(output_dir)
 released = records_source == "released" and model == "sonnet" and bootstrap_draws == config.BOOTSTRAP_DRAWS
 cell = representation.CELL
 
@@ -60,9 +74,9 @@ cell = representation.CELL
 
 # %%
 # NBVAL_CHECK_OUTPUT
-edges = representation.quartile_edges(cell)
+edges = encoding.quartile_edges(cell)
 names = prompts.field_names(cell)[8:]
-codes = representation.code_table()[:4]
+codes = encoding.code_table()[:4]
 print(pd.DataFrame({"proxy": names, "q25": edges[:, 0], "q50": edges[:, 1], "q75": edges[:, 2],
                     "codes (bins 1-4)": [", ".join(c) for c in codes]}).round(6).to_string(index=False))
 
@@ -90,7 +104,7 @@ print(text.splitlines()[2], "\n", text.splitlines()[3], "\n…\n" + text.split("
 # %%
 # NBVAL_CHECK_OUTPUT
 tb = representation.target_bins(cell)
-learner_pp = representation.learner_pse(cell)
+learner_pp = references.indicator_learner_pse(cell)
 print(f"targets whose displayed bins change: {tb['proxy_changed'].sum()} of {len(tb)}")
 print(f"distinct prompts per rendering: ordered {representation.distinct_prompts('ordered')}, "
       f"arbitrary {representation.distinct_prompts('arbitrary')}")
@@ -106,13 +120,17 @@ print(f"category-indicator learner: {learner_pp:+.4f} pp")
 
 # %%
 t6 = representation.table6(records_source, bootstrap_draws, model)
-print(t6.round(2).to_string(index=False))
+notebook.long_table(t6, "Effects per rendering (pp)")
 
 # %%
 # NBVAL_CHECK_OUTPUT
 if released:
     values = representation.claim_values()
-    print(representation.claims_view(values, table="Table 6").drop(columns="claim_id").to_string(index=False))
+    print(registry.paper_vs_ours(values, table="Table 6", not_released="not released", signed_zero=True)[TEXT_COLUMNS].to_string(index=False))
+
+# %%
+if released:
+    display(notebook.claims_table(registry.paper_vs_ours(values, table="Table 6"), "Table 6"))
 
 # %% [markdown]
 # ## The pre-specified margin
@@ -133,10 +151,14 @@ print(f"arbitrary codes: upper bound {arb['hi_pp']:+.2f} pp; below the {config.R
 # %%
 # NBVAL_CHECK_OUTPUT
 if released:
-    print(representation.claims_view(values, table="Table 1").drop(columns="claim_id").to_string(index=False))
+    print(registry.paper_vs_ours(values, table="Table 1", not_released="not released", signed_zero=True)[TEXT_COLUMNS].to_string(index=False))
     print()
     for m, why in representation.MISSING_MODELS.items():
         print(f"{config.MODELS[m][0]}: {why}")
+
+# %%
+if released:
+    display(notebook.claims_table(registry.paper_vs_ours(values, table="Table 1"), "Table 1"))
 
 # %% [markdown]
 # ## Supplementary Note 4: the second numeric measurement, the no-example secondary and refusals
@@ -155,10 +177,16 @@ if records_source == "released" and model == "sonnet":
 # %%
 # NBVAL_CHECK_OUTPUT
 if released:
-    view = pd.concat([representation.claims_view(values, table=t) for t in ("SN 4", "SN 15", "Main")])
+    view = pd.concat([registry.paper_vs_ours(values, table=t, not_released="not released", signed_zero=True)
+                      for t in ("SN 4", "SN 15", "Main")])[["claim_id"] + TEXT_COLUMNS]
     print(view.to_string(index=False))
     print()
     print(view["status"].value_counts().to_string())
+
+# %%
+if released:
+    for t in ("SN 4", "SN 15", "Main"):
+        display(notebook.claims_table(registry.paper_vs_ours(values, table=t), t))
 
 # %% [markdown]
 # **Decisions where the spec is silent.** (1) GPT's two runs are pooled by averaging each run's
@@ -177,21 +205,24 @@ if released:
 # and the five-point margin.
 
 # %%
-fig = representation.figure_representation(t6, learner_pp)
+fig = figures.fig3a_representation(t6, learner_pp)
+notebook.figure(fig, "Fig. 3A")
 
 # %% [markdown]
 # **Fig. 3A.** Sonnet's PSE (pp) per display — continuous numeric (battery and second measurement),
 # ordered levels, arbitrary codes — with 95% pair-bootstrap intervals, the full-information reference
 # (0), the category-indicator learner (−5.05 pp) and the pre-specified 5-pp margin. Made by the cell
-# above (`representation.figure_representation`) from
+# above (`figures.fig3a_representation`) from
 # `data/encoding_control/claude-sonnet-4-5-20250929/catctl_k12_LH_neutral_learned_zero_{ordinal,nominal,numeric_remeasure}_records.csv`
 # and `data/encoding_control/reference/sonnet_k12_LH_neutral_learned_zero_records.csv`.
 # Saved as `figures/fig3a_representation.{png,pdf}`.
 
 
+# %% [markdown]
+# ## Products
+
 # %%
-out = (paths.NOTEBOOKS / out_dir).resolve()
-out.mkdir(parents=True, exist_ok=True)
-figures.save(fig, figure_name, (paths.NOTEBOOKS / figures_dir).resolve())
-t6.assign(model=model, examples="learned", rule="primary").to_csv(out / "representation_effects.csv", index=False)
-print("wrote", figure_name, "and representation_effects.csv")
+t6.assign(model=model, examples="learned", rule="primary").to_csv(folders.derived / "representation_effects.csv",
+                                                                  index=False)
+print("wrote", notebook.save_figure(fig, "fig3a_representation", folders), "and",
+      folders.show(folders.derived / "representation_effects.csv"))

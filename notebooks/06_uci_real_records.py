@@ -28,8 +28,9 @@
 # `IDs_mapping.csv` (f1bb82b4…). Also the released Sonnet records
 # `data/external_zero_info/claude-sonnet-4-5-20250929/external_zero_*_records.csv` and
 # `data/concurrent_checks/claude-sonnet-4-5-20250929/neartie_records.csv`.
-# **Outputs:** `figures/fig3b_real_records.{png,pdf}`; `data/derived/uci_cohort_flow.csv`,
-# `uci_table21.csv`, `uci_table22.csv`, `uci_effects.csv`.
+# **Outputs** (in `output_dir`; `make paper` writes the tracked folders, a run by hand the
+# git-ignored `out/notebooks/`): `figures/fig3b_real_records.{png,pdf}`;
+# `data/derived/uci_cohort_flow.csv`, `uci_table21.csv`, `uci_table22.csv`, `uci_effects.csv`.
 #
 # **Dataset:** Clore J, Cios K, DeShazo J, Strack B (2014). *Diabetes 130-US Hospitals for Years
 # 1999–2008*. UCI Machine Learning Repository. https://doi.org/10.24432/C5230J. Licence CC BY 4.0.
@@ -37,25 +38,34 @@
 # %%
 import hashlib
 import os
+from pathlib import Path
 
 import pandas as pd
+from IPython.display import display
 
-from analysis import data, figures, paths, uci
+from analysis import data, notebook, registry, uci
 
 # %% tags=["parameters"]
 data_mirror = ""  # local mirror of the inputs ("" = default ../shared; see analysis.paths.mirror_dir)
-subject = "replay"  # "replay" = the released Sonnet records; or a folder of records with the released names
+records_source = "released"  # "released": the released Sonnet records; or a folder of records with the released names
 n_primary = 1200  # primary pairs analysed (paper: 1,200)
 n_sensitivity = 300  # first-300 sensitivity runs (paper: 300)
 n_neartie = 600  # near-tie pairs (paper: 600)
 n_control = 300  # wide-gap control pairs (paper: 300)
-figure_name = "fig3b_real_records"
-figures_dir = "../figures"
-out_dir = "../data/derived"
+output_dir = "../out/notebooks"  # where figures/ and data/derived/ go; `make paper` passes ".." (the tracked folders)
 
 # %%
+notebook.check_parameters(
+    counts={"n_primary": n_primary, "n_sensitivity": n_sensitivity, "n_neartie": n_neartie, "n_control": n_control},
+    rules=[(records_source == "released" or Path(records_source).is_dir(),
+            f"records_source={records_source!r} is neither 'released' nor a folder"),
+           *[(not isinstance(n, int) or n <= most, f"{name}={n} exceeds the design's {most} pairs (a count truncates them)")
+             for name, n, most in (("n_primary", n_primary, uci.N_PRIMARY), ("n_sensitivity", n_sensitivity, uci.N_SENSITIVITY),
+                                   ("n_neartie", n_neartie, uci.N_NEARTIE), ("n_control", n_control, uci.N_CONTROL))]])
 if data_mirror:
     os.environ["PROXY_AUDIT_MIRROR"] = data_mirror
+folders = notebook.output_folders(output_dir)
+subject = "replay" if records_source == "released" else records_source
 paper_settings = (subject == "replay" and (n_primary, n_sensitivity, n_neartie, n_control)
                   == (uci.N_PRIMARY, uci.N_SENSITIVITY, uci.N_NEARTIE, uci.N_CONTROL))
 
@@ -134,17 +144,18 @@ print(pd.Series(study.rule.model.coef_[0], index=[lbl for _, lbl in uci.TASK_FIE
 # proxy-training. It is compared with models using the task fields alone or the group alone, on
 # proxy-validation.
 #
-# The paper does not define its calibration error or its propensity model (UNRESOLVED). **Our
-# decisions:**
+# The paper does not define its calibration error (UNRESOLVED). **Our decision:**
 # * Calibration error of a category is the size-weighted mean |predicted − observed| over deciles
 #   of its predicted probability. The claim is the maximum over categories above 2 % prevalence.
 #   The table shows the alternatives. The plain mean gap gives 0.013. Ten equal-width bins give
 #   0.016. The decile definition gives 0.015, as printed. We chose it because it is the usual
 #   binned calibration error, but we knew the printed value when we chose.
-# * Propensity is P(A = 1 | task fields), a logistic regression on proxy-training, evaluated on
-#   the substituted records (the 1,200 primary targets). The paper's 0.1 % is about one record in
-#   1,200. Our model flags none. Other plausible models flag 0–3. This claim stays a documented
-#   **mismatch**.
+#
+# The propensity model follows the authors' script (spec R2): a logistic regression of A on the
+# standardised task fields, one-hot payer and one-hot admission source (levels sorted, first
+# dropped), fitted on proxy-training. Each of the 1,200 primary targets is evaluated on its own
+# task fields with its *substituted* category. It flags 1 of 1,200 (0.1 %, as printed). The grid
+# below shows other models; evaluated on the recorded category, none is flagged.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -226,13 +237,17 @@ print(f"unique prompts over the five Table 21 runs: {res.unique_prompts:,}")
 # indicators. It picks the target when its prediction is at least the comparator's.
 
 # %%
-print(res.table21.round(2).to_string())
+notebook.long_table(res.table21.reset_index(), "Table 21 as computed (pp)")
 
 # %%
 # NBVAL_CHECK_OUTPUT
 values = uci.claim_values(res)
 if paper_settings:
-    print(uci.claims_view(values, "Table 21").drop(columns="claim_id").to_string(index=False))
+    print(registry.paper_vs_ours(values, table="Table 21", not_released="not released")[["row", "column", "paper", "ours", "status"]].to_string(index=False))
+
+# %%
+if paper_settings:
+    display(notebook.claims_table(registry.paper_vs_ours(values, table="Table 21"), "Table 21"))
 
 # %% [markdown]
 # ## Supplementary Note 14: order effects, learner, references, strata
@@ -246,7 +261,11 @@ print(res.strata.round(2).to_string())
 # %%
 # NBVAL_CHECK_OUTPUT
 if paper_settings:
-    print(uci.claims_view(values, "SN 14").drop(columns="claim_id").to_string(index=False))
+    print(registry.paper_vs_ours(values, table="SN 14", not_released="not released")[["row", "column", "paper", "ours", "status"]].to_string(index=False))
+
+# %%
+if paper_settings:
+    display(notebook.claims_table(registry.paper_vs_ours(values, table="SN 14"), "Supplementary Note 14"))
 
 # %% [markdown]
 # ## Table 22: near ties and the concurrent control
@@ -254,12 +273,16 @@ if paper_settings:
 # The difference resamples the two independent groups separately in each draw (`default_rng(2)`).
 
 # %%
-print(res.neartie.round(2).to_string())
+notebook.long_table(res.neartie.reset_index(), "Table 22 as computed (pp)")
 
 # %%
 # NBVAL_CHECK_OUTPUT
 if paper_settings:
-    print(uci.claims_view(values, "Table 22").drop(columns="claim_id").to_string(index=False))
+    print(registry.paper_vs_ours(values, table="Table 22", not_released="not released")[["row", "column", "paper", "ours", "status"]].to_string(index=False))
+
+# %%
+if paper_settings:
+    display(notebook.claims_table(registry.paper_vs_ours(values, table="Table 22"), "Table 22"))
 
 # %% [markdown]
 # ## Positive control
@@ -285,6 +308,7 @@ print(uci.positive_control_variants(study, res.pairs["primary"]).to_string(index
 # %%
 effects = uci.effects_frame(res)
 fig = uci.plot_effects(effects)
+notebook.figure(fig, "Fig. 3B")
 
 # %% [markdown]
 # **Fig. 3B.** Sonnet's PSE (pp) in every real-record condition with 95% pair-bootstrap intervals,
@@ -301,19 +325,26 @@ fig = uci.plot_effects(effects)
 # %%
 # NBVAL_CHECK_OUTPUT
 if paper_settings:
-    main = uci.claims_view(values, "Main", prefix="Main.uci.")
-    print(main.drop(columns="claim_id").to_string(index=False))
-    allv = pd.concat([uci.claims_view(values, t) for t in ("Table 21", "Table 22", "SN 14")] + [main])
+    main = registry.paper_vs_ours(values, table="Main", prefixes="Main.uci.", not_released="not released")
+    print(main[["row", "column", "paper", "ours", "status"]].to_string(index=False))
+    allv = pd.concat([registry.paper_vs_ours(values, table=t) for t in ("Table 21", "Table 22", "SN 14")] + [main])
     print()
     print(allv["status"].value_counts().to_string())
 
 # %%
-out = (paths.NOTEBOOKS / out_dir).resolve()
-out.mkdir(parents=True, exist_ok=True)
-figures.save(fig, figure_name, (paths.NOTEBOOKS / figures_dir).resolve())
+if paper_settings:
+    display(notebook.claims_table(registry.paper_vs_ours(values, table="Main", prefixes="Main.uci."),
+                                  "Main text (§2.3, §4.7)"))
+
+# %% [markdown]
+# ## Products
+
+# %%
+out = folders.derived
 flow.to_csv(out / "uci_cohort_flow.csv", index=False)
 res.table21.reset_index().to_csv(out / "uci_table21.csv", index=False)
 res.table22.reset_index().to_csv(out / "uci_table22.csv", index=False)
 effects.to_csv(out / "uci_effects.csv", index=False)
 assert res.table21["pairs"].gt(0).all() and not res.table21.isna().any().any()
-print("wrote", figure_name, "and uci_cohort_flow/table21/table22/effects.csv")
+print("wrote", notebook.save_figure(fig, "fig3b_real_records", folders), "and in", folders.show(out) + ":",
+      "uci_cohort_flow.csv, uci_table21.csv, uci_table22.csv, uci_effects.csv")

@@ -17,7 +17,7 @@
 # Supplementary Tables 7-15 and 18-20 (Supplementary Notes 5-7 and 9-13) and Fig. 4A, each
 # printed with the paper's value beside ours and a status (`match`, `mismatch` with its reason in
 # the registry's note, or `not_released` when the inputs are not public). All logic lives in
-# `analysis/supplement.py`; the claims are in `data/claims.csv`.
+# the package `analysis/supplement/`; the claims are in `data/claims.csv`.
 #
 # **Inputs** (fetched by name and SHA-256 through `analysis.data`):
 # per-call battery records of the four models (`data/canonical/claude-sonnet-4-5/*`,
@@ -30,28 +30,44 @@
 # `data/summaries/gate_summaries/expK_gate1_summary.csv`, `data/summaries/beta_four_model_summary.csv`.
 # Supplementary Note 10 uses our own synthetic population (`analysis.population`).
 #
-# **Outputs:** `data/derived/supplement_*.csv`, `figures/fig4a_naming.{png,pdf}`.
+# **Outputs** (in `output_dir`; `make paper` writes the tracked folders, a run by hand the
+# git-ignored `out/notebooks/`): `data/derived/supplement_*.csv`, `figures/fig4a_naming.{png,pdf}`.
 
 # %%
 import pandas as pd
+from IPython.display import display
 
-from analysis import claims, data, figures, supplement
+from analysis import data, figures, notebook, registry, supplement
 
 pd.set_option("display.width", 200)
 pd.set_option("display.max_colwidth", 60)
 
 # %% tags=["parameters"]
-draws = 1000  # pair-cluster bootstrap resamples of Tables 8 and 10 (spec §9.8); tests pass fewer
-out_dir = "../data/derived"
-fig_dir = "../figures"
+bootstrap_draws = 1000  # pair-cluster bootstrap resamples of Tables 8 and 10 (spec §9.8); tests pass fewer
+output_dir = "../out/notebooks"  # where figures/ and data/derived/ go; `make paper` passes ".." (the tracked folders)
 
 # %%
-values = supplement.claim_values(draws)
+notebook.check_parameters(counts={"bootstrap_draws": bootstrap_draws})
+folders = notebook.output_folders(output_dir)
+values = supplement.claim_values(bootstrap_draws)
+
+
+def view(*prefixes):
+    """The claims whose ids start with one of ``prefixes``: paper value beside ours (one digit
+    beyond the printed precision) and the status."""
+    v = registry.paper_vs_ours(values, prefixes=prefixes, extra_digit=True).rename(columns={"paper": "paper_value"})
+    return v[["claim_id", "row", "column", "paper_value", "ours", "status", "note"]]
 
 
 def show(*prefixes):
-    """Paper value beside ours (one digit beyond the printed precision) and the status."""
-    print(supplement.compare_table(values, prefixes).drop(columns="row").to_string(index=False))
+    """The short text form of :func:`view` (checked by nbval)."""
+    print(view(*prefixes).drop(columns=["row", "note"]).to_string(index=False))
+
+
+def render(*prefixes, caption=None):
+    """The rendered form of :func:`view` for readers."""
+    return notebook.claims_table(view(*prefixes).rename(columns={"paper_value": "paper"}),
+                                 caption or " ".join(p.rstrip(".") for p in prefixes))
 
 
 # %% [markdown]
@@ -67,12 +83,15 @@ def show(*prefixes):
 # contrast uses k = 18, where both name conditions have per-call records.
 
 # %%
-t8 = supplement.table8(draws)
+t8 = supplement.table8(bootstrap_draws)
 t8.round(4)
 
 # %%
 # NBVAL_CHECK_OUTPUT
 show("T8.", "SN6.deepseek", "SN6.interaction", "SN6.order_interaction")
+
+# %%
+render("T8.", "SN6.deepseek", "SN6.interaction", "SN6.order_interaction")
 
 # %% [markdown]
 # ## Table 10 · Replacement within each display order
@@ -85,12 +104,15 @@ show("T8.", "SN6.deepseek", "SN6.interaction", "SN6.order_interaction")
 # first end exactly at 0.0. The spec does not pin how these per-order contrasts are resampled.
 
 # %%
-t10 = supplement.table10(draws)
+t10 = supplement.table10(bootstrap_draws)
 t10.round(3)
 
 # %%
 # NBVAL_CHECK_OUTPUT
 show("T10.", "SN6.contrast")
+
+# %%
+render("T10.", "SN6.contrast")
 
 # %% [markdown]
 # ## Table 9 · Display-position rates and the order-consistent subpopulation
@@ -110,6 +132,9 @@ pd.concat({"spec rule (both orders)": supplement.table9(),
 # NBVAL_CHECK_OUTPUT
 show("T9.")
 
+# %%
+render("T9.")
+
 # %% [markdown]
 # ## Table 20 · Order-inconsistency rates
 # Share of pairs (with both orders answered) whose two display orders receive different answers,
@@ -122,6 +147,9 @@ supplement.table20().round(2)
 # %%
 # NBVAL_CHECK_OUTPUT
 show("T20.")
+
+# %%
+render("T20.")
 
 # %% [markdown]
 # ## Tables 11-13 · The order-consistent subpopulation
@@ -141,11 +169,17 @@ t11.round(3)
 show("T11.")
 
 # %%
+render("T11.")
+
+# %%
 t12.round(3)
 
 # %%
 # NBVAL_CHECK_OUTPUT
 show("T12.")
+
+# %%
+render("T12.")
 
 # %%
 t13.round(4)
@@ -155,12 +189,14 @@ t13.round(4)
 show("T13.")
 
 # %%
+render("T13.")
+
+# %%
 # NBVAL_CHECK_OUTPUT
 # interval bounds that differ from the printed ones (all by one grid step)
-c = supplement.compare_table(values, ("T11.", "T12."))
-reg = claims.registry().set_index("claim_id")
+c = view("T11.", "T12.")
 off = [(k, p, o) for k, p, o in zip(c["claim_id"], c["paper_value"], c["ours"])
-       if k.endswith((".lo", ".hi")) and abs(float(o) - claims.parse_printed(p)) > claims.half_unit(p)]
+       if k.endswith((".lo", ".hi")) and abs(float(o) - registry.parse_printed(p)) > registry.half_unit(p)]
 print(pd.DataFrame(off, columns=["claim_id", "paper", "ours"]).to_string(index=False))
 
 # %% [markdown]
@@ -187,12 +223,18 @@ t14.round(4)
 show("T14.", "SN7.")
 
 # %%
+render("T14.", "SN7.")
+
+# %%
 t15 = supplement.proxy_anchors()
 t15.round(4)
 
 # %%
 # NBVAL_CHECK_OUTPUT
 show("T15.")
+
+# %%
+render("T15.")
 
 # %% [markdown]
 # ## Table 18 · Audit-error decomposition (summary-level)
@@ -215,6 +257,9 @@ audit.round(3)
 # NBVAL_CHECK_OUTPUT
 show("T18.", "SN9.")
 
+# %%
+render("T18.", "SN9.")
+
 # %% [markdown]
 # ## Table 7 · Suppression by difficulty stratum: not released
 # The separate Sonnet k = 6 sample of sixty pairs in three risk-gap strata has no per-call records
@@ -227,30 +272,34 @@ show("T18.", "SN9.")
 print(supplement.T7_MISSING)
 show("T7.")
 
+# %%
+render("T7.")
+
 # %% [markdown]
 # ## Table 19 and Supplementary Notes 11-12 · Regeneration schemes
-# **Sonnet (Table 19): not released.** The concurrent check's records (`concurrent_regen_records.csv`,
-# `regen_jobs_answers.jsonl`, `regen_links.csv`) are listed in the release's `NOT_INCLUDED.csv`. The
-# released `stochastic_regeneration/` files are a different, earlier run. Their frozen baseline is
-# the battery itself (+21.2 and +23.7 pp), and pair 98 lacks calls in every draw. We show them for
-# context but do not match them against Table 19. The authors' printed output of the concurrent
-# analysis is released as `data/concurrent_checks/analysis/analyze_regen_output.txt`, and its first
-# lines are reproduced below for reference only.
+# **Sonnet (Table 19): computed** from the concurrent records
+# `data/concurrent_checks/claude-sonnet-4-5-20250929/concurrent_regen_records.csv` (4,752 answers, released
+# later) under the locked protocol `data/concurrent_checks/PROTOCOL.md`: a pair needs both frozen arms and
+# all five stochastic draws; a fresh `default_rng(0)` per quantity, 5,000 pair resamples (pairs by
+# `pair_id`); the two-point slopes use `default_rng(1)`. It reproduces the authors' printed output
+# `data/concurrent_checks/analysis/analyze_regen_output.txt` (first lines below) to every printed digit.
+# The earlier, non-concurrent `stochastic_regeneration/` files are shown for context only.
 #
 # **DeepSeek-V4.1-Flash (Supplementary Note 11): computed** from `data/raw_records/deepseek-flash/*`.
-# A pair counts only if all five stochastic draws resolve. **UNRESOLVED bootstrap, decision:** the
-# spec gives seed 0 but neither the resample count nor the draw order. We use a fresh
-# `default_rng(0)` per quantity with 1,000 resamples, pairs sorted by (i, j). This reproduces the
-# zero-information interval; at β = 0.60 both bounds differ by about 0.25 pp.
+# The difference interval follows spec R3 (one `default_rng(0)` per cell, 5,000 draws, common pairs
+# sorted by `pair_id`): -5.96 / +4.65 at β = 0.60 and ±4.65 at zero information; the paper's ±4.7
+# rounds 4.65 again.
 #
-# **Temperature-1 resampling (Supplementary Note 12):** the resampled records are not released
-# (`NOT_INCLUDED.csv`). From the released temperature-0 frozen baseline we compute the order
-# inconsistencies, the single-response estimate and its two-point slope.
+# **Temperature-1 resampling (Supplementary Note 12): computed** from the released
+# `*_t1resample_records.csv` (7,920 calls per cell). Per-prompt choice probabilities, each arm the mean
+# of its orders; intervals as spec R3 (not specified for this note; a decision).
 
 # %%
 print("\n".join(data.fetch("data/concurrent_checks/analysis/analyze_regen_output.txt").read_text().splitlines()[1:10]))
 
 # %%
+display(supplement.table19().round(3))
+display(supplement.temperature_table().round(3))
 regen = pd.concat([supplement.regeneration_summary("deepseek-v4.1"),
                    supplement.regeneration_summary("sonnet").assign(model="sonnet (earlier non-concurrent run)")])
 regen.round(2)
@@ -263,6 +312,9 @@ print("two-point slope, single response:", round(baseline.attrs["two_point_slope
 # %%
 # NBVAL_CHECK_OUTPUT
 show("T19.", "SN11.", "SN12.")
+
+# %%
+render("T19.", "SN11.", "SN12.")
 
 # %% [markdown]
 # ## Supplementary Note 10 · Counterfactual scaling
@@ -279,13 +331,17 @@ supplement.scaling_sensitivity().round(2)
 # NBVAL_CHECK_OUTPUT
 show("SN10.")
 
+# %%
+render("SN10.")
+
 # %% [markdown]
 # ## Fig. 4A · Naming effects without examples
 
 # %%
-naming = supplement.naming_effects(draws)
-fig = supplement.fig4a_naming(naming)
-naming.round(2)
+naming = supplement.naming_effects(bootstrap_draws)
+fig = figures.fig4a_naming(naming)
+display(notebook.long_table(naming, "Naming effects (pp)"))
+notebook.figure(fig, "Fig. 4A")
 
 # %% [markdown]
 # **Fig. 4A.** Social minus neutral PSE (pp), zero-information cells without examples. Points with
@@ -294,19 +350,22 @@ naming.round(2)
 # (Sonnet: `expK_g1_k18_zero_{neutral,social}_records.csv`) and, for the pooled DeepSeek row, the
 # seed replications `s20001`/`s20002`. The hollow Sonnet k = 12 point is summary-level: its social
 # cell is released only as a condition summary (`data/summaries/gate_summaries/expK_gate1_summary.csv`),
-# so it has no interval. Made by the cell above from `analysis.supplement.fig4a_naming`. It is
+# so it has no interval. Made by the cell above from `analysis.figures.fig4a_naming`. It is
 # saved as `figures/fig4a_naming.{png,pdf}` by the last cell.
 
 # %%
 # NBVAL_CHECK_OUTPUT
 show("Main.naming")
 
+# %%
+render("Main.naming")
+
 # %% [markdown]
 # ## Summary
 
 # %%
 # NBVAL_CHECK_OUTPUT
-allc = supplement.compare_table(values, ("",))
+allc = view("")
 print(allc["status"].value_counts().to_string())
 print(allc[allc["status"] == "mismatch"][["claim_id", "paper_value", "ours"]].to_string(index=False))
 
@@ -314,10 +373,7 @@ print(allc[allc["status"] == "mismatch"][["claim_id", "paper_value", "ours"]].to
 # ## Products
 
 # %%
-from pathlib import Path  # noqa: E402
-
-out = Path(out_dir)
-out.mkdir(parents=True, exist_ok=True)
+out = folders.derived
 products = {"table8": t8, "table10": t10, "table9": supplement.table9().reset_index(),
             "table20": supplement.table20().reset_index(), "table11": t11, "table12": t12, "table13": t13,
             "table14": t14, "table15": t15, "table18": audit, "regeneration": regen,
@@ -325,5 +381,5 @@ products = {"table8": t8, "table10": t10, "table9": supplement.table9().reset_in
 for name, df in products.items():
     assert len(df) and not df.empty, name
     df.to_csv(out / f"supplement_{name}.csv", index=False, float_format="%.6g")
-figures.save(fig, "fig4a_naming", Path(fig_dir))
-print(sorted(p.name for p in out.glob("supplement_*.csv")))
+print("wrote", notebook.save_figure(fig, "fig4a_naming", folders), "and in", folders.show(out) + ":",
+      ", ".join(f"supplement_{name}.csv" for name in sorted(products)))

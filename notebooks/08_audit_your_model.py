@@ -29,17 +29,23 @@
 # `OPENAI_API_KEY`. The reference rows of the paper's four models come from the released per-call
 # records through `analysis.data` (SHA-256 verified).
 #
-# **Outputs** (in `out`, git-ignored by default): `report_card.html` (one self-contained file, plots
-# embedded), `report_card.json` (the same numbers), `conditions.csv` (one row per condition), the
-# ledger and the per-call records.
+# **Outputs** (in `out`): `report_card.html` (one self-contained file, plots embedded),
+# `report_card.json` (the same numbers), `conditions.csv` (one row per condition), the ledger and the
+# per-call records. By default `out` is a fresh temporary folder, so the notebook shows the same
+# output on every run; give a folder (for example `-p out ../audit_out/sonnet`) to keep the ledger
+# and resume an interrupted audit.
 
 # %%
 import base64
+import contextlib
+import io
+import tempfile
+from pathlib import Path
 
 import pandas as pd
 from IPython.display import Image, display
 
-from analysis import audit
+from analysis import audit, notebook
 
 pd.set_option("display.width", 200, "display.max_colwidth", 70)
 
@@ -49,10 +55,24 @@ model = "reads-everything"  # serving model id; for "simulated" a preset (see au
 base_url = None  # OpenAI-compatible endpoint (OpenRouter, vLLM, Ollama), or None for the provider's default
 battery = "core"  # "core" (6,732 calls) or "full" (9,108 calls: adds field count and dependence)
 max_cost = None  # USD budget of the output folder (None: no budget)
-out = "../audit_out/demo"  # output folder (ledger, records, report card)
+out = None  # output folder (ledger, records, report card); None: a fresh temporary folder
 seed = 0  # seed of the simulated subject's noise
-draws = 5000  # pair-bootstrap draws (paper: 5,000)
+bootstrap_draws = 5000  # pair-bootstrap draws (paper: 5,000)
 dry_run = False  # True: only print the plan (calls, tokens, cost)
+output_dir = "../out/notebooks"  # unused here (the card goes to `out`); the parameter every notebook has
+
+# %%
+notebook.check_parameters(
+    choices={"provider": (provider, ("simulated", "anthropic", "openai")), "battery": (battery, tuple(audit.BATTERY_NAMES)),
+             "dry_run": (dry_run, (True, False))},
+    counts={"bootstrap_draws": bootstrap_draws},
+    rules=[(isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0, f"seed={seed!r} must be an integer >= 0"),
+           (provider != "simulated" or model in audit.AUDIT_PRESETS,
+            f"model={model!r}: the simulated subject takes a preset, one of {', '.join(audit.AUDIT_PRESETS)}"),
+           (base_url is None or provider == "openai", "base_url is for the openai provider (OpenAI-compatible endpoints)"),
+           (max_cost is None or (isinstance(max_cost, (int, float)) and max_cost > 0),
+            f"max_cost={max_cost!r} must be a positive number of USD or None")])
+out = Path(tempfile.mkdtemp(prefix="audit_")) if out is None else Path(out)
 
 # %% [markdown]
 # ## Plan, collection and report card
@@ -61,10 +81,12 @@ dry_run = False  # True: only print the plan (calls, tokens, cost)
 # again resumes where it stopped.
 
 # %%
-result = audit.run_audit(provider, model, out, battery=battery, base_url=base_url, max_cost=max_cost, seed=seed,
-                         draws=draws, dry_run=dry_run, progress=False)
+with contextlib.redirect_stdout(io.StringIO()) as log:
+    result = audit.run_audit(provider, model, out, battery=battery, base_url=base_url, max_cost=max_cost, seed=seed,
+                             draws=bootstrap_draws, dry_run=dry_run, progress=False)
+print(log.getvalue().replace(str(out), "<out>"))  # the same lines as the command line, the folder named <out>
 card = result.card
-print("complete:", result.complete, "| report card:", result.html_path)
+print("complete:", result.complete, "| report card:", Path(result.html_path).name if result.html_path else None)
 
 # %% [markdown]
 # ## Battery size
@@ -95,6 +117,10 @@ if card is not None:
         "error %": None if r["error_pct"] is None else round(r["error_pct"], 1),
     } for r in card["conditions"]])
     print(table.to_string(index=False))
+
+# %%
+if card is not None:
+    display(notebook.long_table(table, "Judgments per condition", head=30, digits=None))
 
 # %%
 if card is not None:
@@ -140,8 +166,6 @@ if card is not None and "reference_models" in card:
 
 # %%
 if card is not None:
-    from pathlib import Path
-
     rows = [{k: v for k, v in r.items() if k not in ("reference_models", "statement")} for r in card["conditions"]]
     pd.DataFrame(rows).to_csv(Path(out) / "conditions.csv", index=False)
     print("written:", sorted(p.name for p in Path(out).glob("*") if p.is_file()))

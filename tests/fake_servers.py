@@ -25,6 +25,20 @@ or by a list/dict mapping request numbers to faults:
 ``"bad_json"``     a tool call whose arguments are not valid JSON (OpenAI) / not an integer (Anthropic)
 ``"wrong_tool"``   a call of another tool
 ``"401"``          status 401 whose message echoes the key received (as some real APIs do)
+``"trickle"``      a correct reply whose body is sent one byte every :attr:`trickle_seconds`
+``"hang"``         no reply for :attr:`hang_seconds`, then a correct one
+``"html"``         status 200 with an HTML page (a proxy's or gateway's)
+``"empty"``        status 200 with an empty body
+``"nonjson"``      status 200 with a body that is not JSON
+``"envelope"``     status 200 with a JSON error envelope ``{"error": {...}}``
+``"context"``      status 400 with a context-length error message
+
+``GET .../models`` (OpenAI) and ``GET .../v1/models/{id}`` (Anthropic) answer the preflight request:
+:attr:`models` lists the served ids (None: any id), :attr:`context` adds a context window to each
+entry, :attr:`models_status` replaces the reply by that status (e.g. 401). They are counted in
+:attr:`gets`, not in :attr:`count`. :attr:`out_tokens` and :attr:`in_tokens_per_char` set the
+usage a reply reports; answers in the content follow the request (no tools: ``--answer-format``
+json or text).
 
 ``latency`` adds a fixed delay to every answer (to keep a run going long enough to kill it).
 
@@ -44,7 +58,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
-FAULTS = ("429", "500", "529", "slow", "drop", "no_tool", "bad_patient", "bad_json", "wrong_tool", "401")
+FAULTS = ("429", "500", "529", "slow", "drop", "no_tool", "bad_patient", "bad_json", "wrong_tool", "401", "trickle",
+          "hang", "html", "empty", "nonjson", "envelope", "context")
 
 
 def prompt_of(body: dict) -> str:
@@ -74,6 +89,27 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):  # keep test output clean
         pass
 
+    def do_GET(self):  # noqa: N802 - http.server naming
+        fake = self.server.fake
+        with fake._lock:
+            fake.gets.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}})
+        if fake.models_status:
+            return self._send(fake.models_status, {"type": "error", "error": {
+                "type": "authentication_error", "message": "invalid x-api-key"}})
+        path = self.path.split("?")[0].rstrip("/")
+        if path.endswith("/models"):
+            ids = fake.models if fake.models is not None else []  # an empty list: nothing to check
+            data = [{"id": m, "object": "model", **({"max_model_len": fake.context} if fake.context else {})}
+                    for m in ids]
+            return self._send(200, {"object": "list", "data": data})
+        if "/models/" in path:
+            mid = path.rsplit("/", 1)[1]
+            if fake.models is not None and mid not in fake.models:
+                return self._send(404, {"type": "error", "error": {"type": "not_found_error",
+                                                                   "message": f"model: {mid}"}})
+            return self._send(200, {"type": "model", "id": mid, "display_name": mid})
+        return self._send(404, {"error": {"message": f"no route {self.path}"}})
+
     def do_POST(self):  # noqa: N802 - http.server naming
         fake = self.server.fake
         length = int(self.headers.get("content-length") or 0)
@@ -99,6 +135,19 @@ class _Handler(BaseHTTPRequestHandler):
             key = self.headers.get("x-api-key") or self.headers.get("authorization", "")
             return self._send(401, {"type": "error", "error": {
                 "type": "authentication_error", "message": f"Incorrect API key provided: {key}"}})
+        if fault == "html":
+            return self._send_raw(200, b"<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html")
+        if fault == "empty":
+            return self._send_raw(200, b"", "application/json")
+        if fault == "nonjson":
+            return self._send_raw(200, b"upstream said: OK", "text/plain")
+        if fault == "envelope":
+            return self._send(200, {"error": {"type": "server_error", "message": "upstream overloaded"}})
+        if fault == "context":
+            return self._send(400, {"type": "error", "error": {"type": "invalid_request_error", "message":
+                                    "This model's maximum context length is 8192 tokens; your prompt has 9001"}})
+        if fault == "hang":
+            time.sleep(fake.hang_seconds)
         if fault == "slow":
             time.sleep(fake.slow_seconds)
         elif fake.latency:
@@ -109,11 +158,33 @@ class _Handler(BaseHTTPRequestHandler):
             patient = 3
         payload = fake.reply(n, body, prompt, patient, fault)
         try:
-            self._send(200, payload)
+            if fault == "trickle":
+                self._trickle(payload, fake.trickle_seconds)
+            else:
+                self._send(200, payload)
         except OSError:  # the client gave up (timeout) before the reply
             return
         with fake._lock:
             fake.ok.append((n, payload.get("_sha", ""), fault))
+
+    def _send_raw(self, status: int, data: bytes, ctype: str):
+        self.send_response(status)
+        self.send_header("content-type", ctype)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _trickle(self, payload: dict, gap: float):
+        data = json.dumps({k: v for k, v in payload.items() if not k.startswith("_")}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.flush()
+        for k in range(len(data)):  # bounded: one byte per gap, the body's length in all
+            self.wfile.write(data[k:k + 1])
+            self.wfile.flush()
+            time.sleep(gap)
 
     def _send(self, status: int, payload: dict, headers: dict | None = None):
         payload = {k: v for k, v in payload.items() if not k.startswith("_")}
@@ -141,7 +212,9 @@ class FakeServer:
 
     def __init__(self, answer: Callable[[str], int | None] | None = None, faults=None, *,
                  served_model: str | None = None, retry_after: float = 0.2, slow_seconds: float = 2.0,
-                 latency: float = 0.0, port: int = 0, keep_bodies: bool = True):
+                 latency: float = 0.0, port: int = 0, keep_bodies: bool = True, trickle_seconds: float = 0.05,
+                 hang_seconds: float = 30.0, models: list[str] | None = None, context: int | None = None,
+                 models_status: int | None = None, out_tokens: int = 20, in_tokens_per_char: float = 1 / 3):
         self.answer = answer or simulated_answer()
         if isinstance(faults, (list, tuple)):
             plan = dict(enumerate(faults))
@@ -155,6 +228,10 @@ class FakeServer:
         self.slow_seconds = slow_seconds
         self.latency = latency
         self.keep_bodies = keep_bodies
+        self.trickle_seconds, self.hang_seconds = trickle_seconds, hang_seconds
+        self.models, self.context, self.models_status = models, context, models_status
+        self.out_tokens, self.in_tokens_per_char = out_tokens, in_tokens_per_char
+        self.gets: list[dict] = []
         self.requests: list[dict] = []  # {"n", "t", "path", "headers", "body", "fault"}
         self.ok: list[tuple[int, str, str | None]] = []  # (n, prompt sha, fault) of 200 replies sent
         self.count = 0
@@ -214,9 +291,16 @@ class FakeServer:
     def model_of(self, body: dict) -> str:
         return self.served_model or str(body.get("model", ""))
 
+    def usage(self, prompt: str) -> tuple[int, int]:
+        return max(1, int(len(prompt) * self.in_tokens_per_char)), self.out_tokens
+
     @staticmethod
-    def usage(prompt: str) -> tuple[int, int]:
-        return max(1, len(prompt) // 3), 20
+    def content_answer(body: dict, patient) -> str | None:
+        """The content of a reply to a request without tools (``--answer-format`` json or text)."""
+        if patient is None:
+            return "I cannot decide."
+        prompt = prompt_of(body)
+        return json.dumps({"patient": patient}) if '"patient"' in prompt[-80:] else str(patient)
 
     def reply(self, n: int, body: dict, prompt: str, patient, fault) -> dict:
         raise NotImplementedError
@@ -239,7 +323,9 @@ class FakeAnthropic(FakeServer):
 
     def reply(self, n, body, prompt, patient, fault):
         tool = (body.get("tools") or [{}])[0].get("name", "choose")
-        if fault == "no_tool" or (patient is None and fault is None):
+        if not body.get("tools") and fault is None:
+            content = [{"type": "text", "text": self.content_answer(body, patient)}]
+        elif fault == "no_tool" or (patient is None and fault is None):
             content = [{"type": "text", "text": "I cannot decide."}]
         elif fault == "wrong_tool":
             content = [{"type": "tool_use", "id": f"toolu_{n:08d}", "name": "other", "input": {"patient": 1}}]
@@ -267,7 +353,9 @@ class FakeOpenAI(FakeServer):
         tools = body.get("tools") or [{}]
         name = tools[0].get("function", {}).get("name", "choose")
         message: dict = {"role": "assistant", "content": None}
-        if fault == "no_tool" or (patient is None and fault is None):
+        if not body.get("tools") and fault is None:
+            message["content"] = self.content_answer(body, patient)
+        elif fault == "no_tool" or (patient is None and fault is None):
             message["content"] = "I cannot decide."
         else:
             if fault == "wrong_tool":

@@ -1,4 +1,4 @@
-"""Tests of the audit (analysis/audit.py): battery sizes, plan, the simulated subjects of known
+"""Tests of the audit (analysis/audit/): battery sizes, plan, the simulated subjects of known
 behaviour and their verdicts, the report card, runs against the fake Anthropic and OpenAI-compatible
 servers through the real SDKs, interruption and resume without a repeated call, the folder budget.
 Offline: servers on 127.0.0.1, released records through the verified cache."""
@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_servers import FakeAnthropic, FakeOpenAI  # noqa: E402
 
 from analysis import audit as A  # noqa: E402
-from analysis import battery, collection as C, config, paths, representation  # noqa: E402
+from analysis import battery, collection as C, config, encoding, paths, representation  # noqa: E402
 
 DRAWS = 1000  # fewer bootstrap draws than the paper's 5,000 keep the tests fast
 SENTINEL = "fake-key-SENTINEL-audit-42"  # not key-shaped, so secret scanners stay quiet
@@ -131,7 +131,7 @@ def test_tracks_learner_subject_reproduces_the_learner():
     a = s.expected_pse(A.jobs_of(A.Condition(A.REP_CELL, "arbitrary")))
     assert o == pytest.approx(a, abs=1e-9)
     names, rows, y = A.parse_examples(A.jobs_of(A.Condition(A.REP_CELL, "arbitrary"))[0].prompt)
-    assert len(names) == 12 and len(rows) == 80 and len(y) == 80 and rows[0][8] in representation.code_table()[0]
+    assert len(names) == 12 and len(rows) == 80 and len(y) == 80 and rows[0][8] in encoding.code_table()[0]
 
 
 # ---------------------------------------------------------------------------------------------

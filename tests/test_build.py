@@ -99,3 +99,276 @@ def test_a_failing_notebook_stops_with_its_name_and_cell(tmp_path):
     nbformat.write(nb, path)
     with pytest.raises(RuntimeError, match=r"99_broken\.ipynb failed at cell .*ValueError: boom"):
         build.execute(path)
+
+
+# --- notebooks: parameters, output folders, reproducible outputs (issue 17) -----------------------
+
+import ast  # noqa: E402
+import re  # noqa: E402
+import tomllib  # noqa: E402
+from importlib import resources  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from analysis import notebook, paths  # noqa: E402
+
+SOURCES = [s for s in build.notebook_sources() if s.name[:2] <= "08"]  # 09 (validity) writes no products
+
+
+def _kernel_notebook(path, parameters_source, body):
+    nb = nbformat.v4.new_notebook()
+    p = nbformat.v4.new_code_cell(parameters_source)
+    p.metadata["tags"] = ["parameters"]
+    nb.cells = [p] + [nbformat.v4.new_code_cell(b) for b in body]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+def test_every_notebook_has_output_dir_defaulting_to_the_scratch_folder():
+    assert len(SOURCES) == 8
+    for s in SOURCES:
+        params = build.notebook_parameters(s)
+        assert params.get("output_dir") == notebook.SCRATCH, s.name
+        for old in ("out_dir", "figures_dir", "fig_dir", "figure_name", "draws", "subject"):
+            assert old not in params, f"{s.name}: {old} was renamed"
+    assert (paths.NOTEBOOKS / notebook.SCRATCH).resolve() == paths.ROOT / "out" / "notebooks"
+    assert notebook.output_folders(notebook.TRACKED).figures == paths.FIGURES
+
+
+def test_notebooks_write_only_through_their_output_folders():
+    for s in SOURCES:
+        text = s.read_text(encoding="utf-8")
+        assert "figures.save(" not in text and "paths.FIGURES" not in text and "paths.DERIVED" not in text, s.name
+        assert '"../data/derived"' not in text and '"../figures"' not in text, s.name
+
+
+def test_parameter_names_are_shared_across_notebooks():
+    names = {s.stem: set(build.notebook_parameters(s)) for s in SOURCES}
+    # one vocabulary: the same meaning has the same name wherever it occurs
+    for nb in ("05_representation_control", "07_supplement_tables", "08_audit_your_model"):
+        assert "bootstrap_draws" in names[nb], nb
+    for nb in ("05_representation_control", "06_uci_real_records"):
+        assert "records_source" in names[nb], nb
+
+
+def test_build_refuses_a_parameter_the_notebook_does_not_have(capsys):
+    assert build.main(["--only", "05", "-p", "draws", "1000"]) == 2
+    err = capsys.readouterr().err
+    assert "05_representation_control has no parameter draws" in err and "bootstrap_draws" in err
+    assert build.main(["--only", "04", "-p", "bootstrap_draws", "1000"]) == 2
+    assert build.main(["--only", "05", "-p", "output_dir", "/tmp/x"]) == 2
+    assert build.main(["--only", "99"]) == 2
+
+
+def test_build_parser_values_and_notebook_parameters():
+    assert build.parse_value("1000") == 1000 and build.parse_value("sonnet") == "sonnet"
+    params = build.notebook_parameters(paths.NOTEBOOKS / "06_uci_real_records.py")
+    assert params["n_primary"] == 1200 and params["records_source"] == "released"
+
+
+def _readme_commands():
+    """(notebook number, [parameter names]) of every papermill / analysis.build command in README.md."""
+    text = (paths.ROOT / "README.md").read_text(encoding="utf-8")
+    found = []
+    for line in re.findall(r"[^\n`]*(?:papermill|analysis\.build)[^\n`]*", text):
+        names = re.findall(r"-p\s+(\w+)", line)
+        nb = re.search(r"notebooks/(\d\d)_\w+\.ipynb", line)
+        only = re.search(r"--only\s+((?:\d\d\s*)+)", line)
+        numbers = [nb.group(1)] if nb else (only.group(1).split() if only else [s.name[:2] for s in SOURCES])
+        found.append((line.strip(), numbers, names))
+    return found
+
+
+def test_readme_notebook_commands_name_existing_parameters():
+    commands = _readme_commands()
+    assert any(names for _, _, names in commands), "the README shows at least one parameterised run"
+    by_number = {s.name[:2]: set(build.notebook_parameters(s)) for s in SOURCES}
+    for line, numbers, names in commands:
+        for n in numbers:
+            assert n in by_number, line
+            unknown = set(names) - by_number[n]
+            assert not unknown, f"README: {line!r} passes {unknown} which notebook {n} does not have"
+
+
+def test_readme_papermill_runs_keep_tracked_outputs_safe():
+    for line, _, names in _readme_commands():
+        assert "output_dir" not in names or "-p output_dir .." not in line, line
+
+
+MACHINE_PATH = re.compile(r"(?<![\w.])(/work/|/tmp/|/home/|/root/|/Users/|/private/var/|[A-Z]:\\\\Users)")
+
+
+def test_committed_notebook_outputs_hold_no_machine_path():
+    for nb_path in sorted(paths.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
+        nb = nbformat.read(nb_path, as_version=4)
+        for i, cell in enumerate(nb.cells):
+            for out in cell.get("outputs", []):
+                text = str(out.get("text", "")) + str(out.get("data", {}).get("text/plain", ""))
+                hit = MACHINE_PATH.search(text)
+                assert hit is None, f"{nb_path.name} cell {i}: {text[max(0, hit.start() - 40):hit.end() + 40]!r}"
+
+
+def test_notebook_08_audits_into_a_fresh_folder_by_default():
+    params = build.notebook_parameters(paths.NOTEBOOKS / "08_audit_your_model.py")
+    assert params["out"] is None
+    assert "tempfile.mkdtemp" in (paths.NOTEBOOKS / "08_audit_your_model.py").read_text(encoding="utf-8")
+
+
+def test_strip_metadata_drops_the_injected_output_dir_and_collapses_long_checks(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    inj = nbformat.v4.new_code_cell('# Parameters\noutput_dir = ".."\n')
+    inj.metadata["tags"] = ["injected-parameters"]
+    check = nbformat.v4.new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(table)")
+    check.outputs = [nbformat.v4.new_output("stream", name="stdout", text="row\n" * 30)]
+    shown = nbformat.v4.new_code_cell("notebook.claims_table(view)")
+    shown.outputs = [nbformat.v4.new_output("execute_result", data={"text/html": "<table/>", "text/plain": "t"},
+                                            execution_count=3)]
+    short = nbformat.v4.new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(1)")
+    short.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    nb.cells = [inj, check, shown, short]
+    path = tmp_path / "x.ipynb"
+    nbformat.write(nb, path)
+    build.strip_metadata(path)
+    got = nbformat.read(path, as_version=4)
+    assert len(got.cells) == 3 and "output_dir" not in got.cells[0].source
+    assert got.cells[0].metadata.get("jupyter", {}).get("outputs_hidden") is True
+    assert "jupyter" not in got.cells[2].metadata
+
+
+def test_a_bad_parameter_value_stops_the_notebook_with_one_clear_error(tmp_path):
+    path = _kernel_notebook(tmp_path / "98_params.ipynb", "bootstrap_draws = 10\nmodel = 'sonnet'", [
+        "from analysis import notebook\n"
+        "notebook.check_parameters(choices={'model': (model, ('sonnet', 'gpt'))}, counts={'bootstrap_draws': bootstrap_draws})",
+        "print('ran')"])
+    with pytest.raises(build.BuildError, match=r"ParameterError: model='claude' is not one of 'sonnet', 'gpt'; "
+                                                r"bootstrap_draws=0 must be a positive integer"):
+        build.execute(path, {"model": "claude", "bootstrap_draws": 0})
+    assert build.execute(path, {"model": "gpt"}) > 0
+
+
+def test_claims_table_renders_status_and_keeps_a_short_text_form():
+    view = pd.DataFrame({"row": ["a", "b"], "column": ["x", "y"], "paper": ["+1.0", "+2.0"], "ours": ["+1.0", "+2.5"],
+                         "status": ["match", "mismatch"], "note": ["", "why"]})
+    r = notebook.claims_table(view, "Table 9")
+    assert repr(r) == "Table 9: 2 claims: 1 match, 1 mismatch"
+    assert "#fadbd8" in r._repr_html_() and "why" in r._repr_html_() and "0x" not in r._repr_html_()
+    assert notebook.claims_table(view, "Table 9")._repr_html_() == r._repr_html_()  # no random ids
+    long = pd.concat([view] * 40, ignore_index=True)
+    html = notebook.claims_table(long, "Table 23")._repr_html_()
+    assert "<details>" in html and "all 80 rows" in html
+
+
+def test_figure_is_shown_inline_as_png():
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    shown = notebook.figure(fig, "Fig. 2")
+    png = shown._repr_png_()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and png == shown._repr_png_()
+    assert repr(shown) == "[figure: Fig. 2]"
+    plt.close(fig)
+
+
+# --- packaging (issue 17) -------------------------------------------------------------------------
+
+def _pins():
+    text = (paths.ROOT / "environment.yml").read_text(encoding="utf-8")
+    return {m.group(1).lower(): m.group(2) for m in re.finditer(r"^\s+- ([A-Za-z0-9_.-]+)==(\S+)", text, re.M)}
+
+
+def test_project_dependencies_are_ranges_around_the_pins():
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((paths.ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    pins = _pins()
+    reqs = [Requirement(r) for r in project["dependencies"]]
+    reqs += [Requirement(r) for extra in project["optional-dependencies"].values() for r in extra]
+    for req in reqs:
+        assert req.name.lower() in pins, f"{req.name} is not pinned in environment.yml"
+        assert req.specifier.contains(pins[req.name.lower()]), f"{req} excludes the pin {pins[req.name.lower()]}"
+    imported = {"numpy", "pandas", "scipy", "statsmodels", "scikit-learn", "matplotlib", "pooch", "tqdm",
+                "anthropic", "openai", "httpx", "jinja2"}
+    assert imported <= {r.name.lower() for r in reqs[:len(project["dependencies"])]}
+    assert {"jupyterlab", "nbconvert"} <= set(pins)
+
+
+def test_default_price_table_ships_with_the_package():
+    shipped = resources.files("analysis") / "resources" / "prices.csv"
+    assert shipped.is_file()
+    assert shipped.read_bytes() == (paths.DATA / "prices.csv").read_bytes()
+    package_data = tomllib.loads((paths.ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    assert "resources/*.csv" in package_data["package-data"]["*"]
+
+
+def test_ignored_build_outputs():
+    ignored = (paths.ROOT / ".gitignore").read_text(encoding="utf-8").split()
+    assert {"/build/", "/_site/", "/out/"} <= set(ignored)
+
+
+def test_citation_file_is_well_formed():
+    text = (paths.ROOT / "CITATION.cff").read_text(encoding="utf-8")
+    assert text.startswith("cff-version: 1.2.0") and "preferred-citation:" in text and "license: MIT" in text
+    assert (paths.ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")
+
+
+def test_make_help_expands_jobs():
+    import subprocess
+
+    out = subprocess.run(["make", "-s", "help", "JOBS=3"], cwd=paths.ROOT, capture_output=True, text=True, check=True)
+    assert "3 at a time" in out.stdout and "$(JOBS)" not in out.stdout
+    assert re.search(r"^site\s", out.stdout, re.M) and re.search(r"^lab\s", out.stdout, re.M)
+
+
+# --- the site (issue 17) --------------------------------------------------------------------------
+
+def test_site_renders_a_notebook_and_checks_its_links(tmp_path):
+    pytest.importorskip("nbconvert")
+    from analysis import site
+
+    src = tmp_path / "src"
+    src.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# 04 · References\n\n## Tracking slopes (Table 4, Fig. 2)\ntext"),
+                nbformat.v4.new_code_cell("x")]
+    nb.cells[1].outputs = [nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "f"})]
+    nbformat.write(nb, src / "04_references.ipynb")
+    out = tmp_path / "site"
+    pages = site.build(out, source=src)
+    assert out / "index.html" in pages and out / "notebooks" / "04_references.html" in pages
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert 'href="notebooks/04_references.html#Tracking-slopes-(Table-4,-Fig.-2)"' in index
+    assert "SN 18" in index and "Table 28" in index
+    assert site.check_links(out) == []
+    (out / "broken.html").write_text('<a href="notebooks/04_references.html#nowhere">x</a><img src="gone.png">')
+    problems = site.check_links(out)
+    assert len(problems) == 2 and "no anchor #nowhere" in problems[0] and "no such file" in problems[1]
+
+
+def test_build_reports_the_running_steps_while_they_run(capsys):
+    import time as _time
+    from concurrent.futures import ThreadPoolExecutor
+
+    def slow(name, secs):
+        _time.sleep(secs)
+        return name, secs
+
+    with ThreadPoolExecutor(2) as pool:
+        names = {pool.submit(slow, "03_collection", 0.5): "03_collection", pool.submit(slow, "claims", 0.05): "claims"}
+        build._report(names, heartbeat=0.15, jobs=2, t0=_time.time())
+    out = capsys.readouterr().out
+    assert "running 03_collection" in out and "claims: " in out
+    assert out.index("claims:") < out.index("03_collection: 0.5 s")
+
+
+def test_cell_progress_reads_papermills_cell_status(tmp_path, monkeypatch):
+    monkeypatch.setattr(build.paths, "NOTEBOOKS", tmp_path)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("1"), nbformat.v4.new_code_cell("2"), nbformat.v4.new_markdown_cell("m")]
+    nb.cells[0].metadata["papermill"] = {"status": "completed"}
+    nb.cells[1].metadata["papermill"] = {"status": "running"}
+    nbformat.write(nb, tmp_path / "03_collection.ipynb")
+    assert build.cell_progress("03_collection") == " (cell 1/2)"
+    assert build.cell_progress("claims") == ""
+    (tmp_path / "04_x.ipynb").write_text('{"cells": [', encoding="utf-8")  # mid-write
+    assert build.cell_progress("04_x") == ""

@@ -1,4 +1,4 @@
-"""Tests of the collection stage (analysis/collection.py): offline, against fake servers on 127.0.0.1
+"""Tests of the collection stage (analysis/collection/): offline, against fake servers on 127.0.0.1
 driven through the real ``anthropic`` and ``openai`` SDKs, the simulated subject and the replay."""
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_servers import FakeAnthropic, FakeOpenAI  # noqa: E402
 
 from analysis import collection as C  # noqa: E402
-from analysis import config, estimators, paths, records  # noqa: E402
+from analysis import cli, config, estimators, paths, records  # noqa: E402
 
 CELL = "k12_LH_neutral_learned_zero"
 SENTINEL = "fake-key-SENTINEL-7f3a9c1e5b"  # not key-shaped, so secret scanners stay quiet
@@ -39,6 +39,14 @@ def _keys(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", SENTINEL)
     monkeypatch.setenv("OPENAI_API_KEY", SENTINEL)
     monkeypatch.delenv(C.PRICES_ENV, raising=False)
+
+
+def cli_collect(argv: list[str]) -> int:
+    return cli.main(["collect", *argv])
+
+
+def cli_estimate(argv: list[str]) -> int:
+    return cli.main(["estimate", *argv])
 
 
 def _read_records(path) -> pd.DataFrame:
@@ -267,7 +275,7 @@ def test_exhausted_retries_leave_the_job_unanswered_and_resumable(tmp_path, jobs
 
 def test_rejected_request_stops_with_one_redacted_line(tmp_path, jobs, capsys):
     with FakeOpenAI(faults=lambda n, body: "401") as srv:
-        code = C.cli_collect(["--cell", CELL, "--provider", "openai", "--model", "m", "--base-url", srv.url,
+        code = cli_collect(["--cell", CELL, "--provider", "openai", "--model", "m", "--base-url", srv.url,
                               "--out", str(tmp_path / "o"), "--no-progress", "--concurrency", "2"])
     err = capsys.readouterr().err
     assert code == 2
@@ -341,7 +349,7 @@ def test_budget_stops_cleanly_and_resumes(tmp_path, jobs, capsys):
                                                         C.make_subject("openai", "m", CELL, base_url="http://127.0.0.1:1"))[:2])
     budget = 10.5 * per_call
     with FakeOpenAI() as srv:
-        code = C.cli_collect(["--cell", CELL, "--provider", "openai", "--model", "m", "--base-url", srv.url,
+        code = cli_collect(["--cell", CELL, "--provider", "openai", "--model", "m", "--base-url", srv.url,
                               "--out", str(tmp_path / "o"), "--no-progress", "--concurrency", "4",
                               "--max-cost", str(budget), "--prices", str(prices)])
         err = capsys.readouterr().err
@@ -415,7 +423,7 @@ def test_api_key_never_reaches_any_output(tmp_path, jobs, capsys):
     out = tmp_path / "o"
     plan = {1: "500", 2: "429", 4: "no_tool"}
     with FakeAnthropic(faults=plan, retry_after=0.01) as srv:
-        code = C.cli_collect(["--cell", CELL, "--provider", "anthropic", "--model", "m", "--base-url",
+        code = cli_collect(["--cell", CELL, "--provider", "anthropic", "--model", "m", "--base-url",
                               srv.url + "/", "--out", str(out), "--concurrency", "4", "--backoff", "0.01"])
         assert srv.requests[0]["headers"].get("x-api-key", srv.requests[0]["headers"].get("authorization", "")
                                               ).endswith(SENTINEL)  # the key did reach the server
@@ -435,7 +443,7 @@ def test_api_key_never_reaches_any_output(tmp_path, jobs, capsys):
 def test_bad_arguments_one_line_exit_2_nothing_written(tmp_path, capsys, args, message):
     out = tmp_path / "o"
     argv = ["--cell", CELL, "--out", str(out), "--no-progress"] + args
-    code = C.cli_collect(argv)
+    code = cli_collect(argv)
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and message in err
     assert not out.exists()
@@ -446,7 +454,7 @@ def test_unwritable_output_folder(tmp_path, capsys):
     blocker.write_text("x")
     before = _tree(tmp_path)
     for out in (blocker, blocker / "sub"):
-        code = C.cli_collect(["--cell", CELL, "--provider", "simulated", "--model", "numeric-reader",
+        code = cli_collect(["--cell", CELL, "--provider", "simulated", "--model", "numeric-reader",
                               "--out", str(out), "--no-progress"])
         err = capsys.readouterr().err
         assert code == 2 and err.count("\n") == 1 and "output folder" in err
@@ -454,7 +462,7 @@ def test_unwritable_output_folder(tmp_path, capsys):
         ro = tmp_path / "ro"
         ro.mkdir(mode=0o555)
         before = _tree(tmp_path)
-        assert C.cli_collect(["--cell", CELL, "--provider", "simulated", "--model", "numeric-reader",
+        assert cli_collect(["--cell", CELL, "--provider", "simulated", "--model", "numeric-reader",
                               "--out", str(ro / "x"), "--no-progress"]) == 2
         capsys.readouterr()
     assert _tree(tmp_path) == before
@@ -465,7 +473,7 @@ def test_corrupted_ledger(tmp_path, capsys):
     out.mkdir()
     (out / C.LEDGER_NAME).write_bytes(b"this is not a database" * 100)
     before = _tree(out)
-    code = C.cli_collect(["--cell", CELL, "--provider", "simulated", "--model", "numeric-reader",
+    code = cli_collect(["--cell", CELL, "--provider", "simulated", "--model", "numeric-reader",
                           "--out", str(out), "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "corrupted" in err
@@ -475,7 +483,7 @@ def test_corrupted_ledger(tmp_path, capsys):
     C.collect(CELL, "simulated", "numeric-reader", good, concurrency=1, progress=False)
     data = (good / C.LEDGER_NAME).read_bytes()
     (out / C.LEDGER_NAME).write_bytes(data[: len(data) // 3])
-    assert C.cli_collect(["--cell", CELL, "--provider", "simulated", "--model", "numeric-reader",
+    assert cli_collect(["--cell", CELL, "--provider", "simulated", "--model", "numeric-reader",
                           "--out", str(out), "--no-progress"]) == 2
     assert "corrupted" in capsys.readouterr().err
 
@@ -483,10 +491,10 @@ def test_corrupted_ledger(tmp_path, capsys):
 def test_dry_run_prints_calls_tokens_cost_and_writes_nothing(tmp_path, capsys, monkeypatch):
     out = tmp_path / "o"
     monkeypatch.delenv("ANTHROPIC_API_KEY")  # a dry run needs no key; a real run does
-    assert C.cli_collect(["--cell", CELL, "--provider", "anthropic", "--model", "claude-sonnet-4-5",
+    assert cli_collect(["--cell", CELL, "--provider", "anthropic", "--model", "claude-sonnet-4-5",
                           "--out", str(out)]) == 2
     assert "no API key: set the environment variable ANTHROPIC_API_KEY" in capsys.readouterr().err
-    code = C.cli_collect(["--cell", CELL, "--provider", "anthropic", "--model", "claude-sonnet-4-5",
+    code = cli_collect(["--cell", CELL, "--provider", "anthropic", "--model", "claude-sonnet-4-5",
                           "--out", str(out), "--dry-run"])
     text = capsys.readouterr().out
     assert code == 0 and not out.exists()
@@ -495,16 +503,16 @@ def test_dry_run_prints_calls_tokens_cost_and_writes_nothing(tmp_path, capsys, m
     p = tmp_path / "p.json"
     p.write_text(json.dumps({"anthropic/claude-sonnet-4-5": [0.0, 0.0]}))
     monkeypatch.setenv(C.PRICES_ENV, str(p))
-    assert C.cli_collect(["--cell", CELL, "--provider", "anthropic", "--model", "claude-sonnet-4-5",
+    assert cli_collect(["--cell", CELL, "--provider", "anthropic", "--model", "claude-sonnet-4-5",
                           "--out", str(out), "--dry-run", "--reuse-identical-prompts"]) == 0
     text = capsys.readouterr().out
     assert "estimated cost: $0.00" in text and "calls to make 396" in text
     # an unknown model has no price: said plainly, and a budget is refused
     monkeypatch.delenv(C.PRICES_ENV)
-    assert C.cli_collect(["--cell", CELL, "--provider", "openai", "--model", "my-local-model", "--base-url",
+    assert cli_collect(["--cell", CELL, "--provider", "openai", "--model", "my-local-model", "--base-url",
                           "http://127.0.0.1:9/v1", "--out", str(out), "--dry-run"]) == 0
     assert "unknown (no price" in capsys.readouterr().out
-    assert C.cli_collect(["--cell", CELL, "--provider", "openai", "--model", "my-local-model", "--base-url",
+    assert cli_collect(["--cell", CELL, "--provider", "openai", "--model", "my-local-model", "--base-url",
                           "http://127.0.0.1:9/v1", "--out", str(out), "--max-cost", "1"]) == 2
     assert "--max-cost needs a price" in capsys.readouterr().err
     assert not out.exists()
@@ -546,7 +554,7 @@ def test_replay_reports_released_chosen_defects(tmp_path):
 
 def test_cli_estimate_prints_the_cell_summary(tmp_path, capsys):
     res = C.collect(CELL, "replay", "sonnet", tmp_path, concurrency=1, progress=False)
-    assert C.cli_estimate(["--cell", CELL, "--records", str(res.records_path)]) == 0
+    assert cli_estimate(["--cell", CELL, "--records", str(res.records_path)]) == 0
     out = json.loads(capsys.readouterr().out)
     for k in ("pse_pp", "pse_ci", "error_pct", "n_pairs", "missing_rate"):
         assert k in out
@@ -555,7 +563,7 @@ def test_cli_estimate_prints_the_cell_summary(tmp_path, capsys):
     assert out["pse_ci"] == pytest.approx(want["pse_ci"], abs=1e-6)
     assert out["n_pairs"] == want["n_pairs"] and len(out["pse_ci"]) == 2
     assert round(out["pse_pp"], 1) == 21.2  # Table 6: continuous numeric, battery +21.21
-    assert C.cli_estimate(["--cell", "nope", "--records", str(res.records_path)]) == 2
-    assert C.cli_estimate(["--cell", CELL, "--records", str(tmp_path / "missing.csv")]) == 2
+    assert cli_estimate(["--cell", "nope", "--records", str(res.records_path)]) == 2
+    assert cli_estimate(["--cell", CELL, "--records", str(tmp_path / "missing.csv")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 2 and "unknown cell id" in err and "not found" in err

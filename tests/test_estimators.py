@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 
-from analysis import battery, claims, config, estimators as E, records
+from analysis import battery, claims, config, data, estimators as E, records
 from analysis.population import truth
 
 
@@ -199,7 +199,7 @@ def test_single_fit_checkpoint_and_frozen_policy_summary():
     assert round(f["gamma"], 3) == 0.146 and round(f["alpha"], 2) == 21.50
     assert [round(v, 3) for v in f["gamma_ci"]] == [-0.194, 0.492]
     fp = battery.frozen_policy_table()
-    released = pd.read_csv(battery.data.fetch("data/summaries/frozen_policy_residuals.csv"))
+    released = pd.read_csv(data.fetch("data/summaries/frozen_policy_residuals.csv"))
     np.testing.assert_allclose(fp[["residual_pp", "residual_lo", "residual_hi"]].to_numpy(),
                                released[["residual_pp", "lo", "hi"]].to_numpy(), atol=1e-9)
 
@@ -254,6 +254,6 @@ def test_claims_match_or_carry_a_written_reason(check):
     bad = check[check["status"] != "match"]
     assert (bad["status"] == "mismatch").all()
     assert (bad["note"].str.len() > 20).all(), bad.index.tolist()
-    assert len(bad) <= 5, bad.index.tolist()
+    assert len(bad) <= 6, bad.index.tolist()  # incl. the two §2.5 reversal values of spec R6
     widened = check[check["tolerance"].astype(float) > check["paper_value"].map(claims.half_unit) + 1e-9]
     assert widened["note"].str.contains("grid step").all()  # every widened tolerance says why

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import battery, estimators, population, references
+from analysis import battery, cli, estimators, population, references
 from analysis.cells import parse_cell
 
 SWEEP = ["k12_LH_neutral_learned_zero"] + [f"k12_LH_neutral_learned_info_{b}" for b in ("b030", "b045", "b060")]
@@ -169,7 +169,7 @@ def test_a_subject_that_follows_the_learner_has_no_excess_over_it(cell):
 @pytest.mark.parametrize("cell", ["k12_LH_neutral_learned_info_b030_s20001", "k12_LH_neutral_learned_zero_r70",
                                   "k6_LH_neutral_learned_zero_xHH", "k18_LH_social_absent_info"])
 def test_cli_reference_prints_json_for_any_cell(cell, capsys):
-    assert references.cli_reference(["--cell", cell]) == 0
+    assert cli.main(["reference", "--cell", cell]) == 0
     out = json.loads(capsys.readouterr().out)
     r = references.cell_references(cell)
     assert out["cell"] == cell and out["fullinfo_pse_pp"] == r["fullinfo_pse_pp"]
@@ -178,7 +178,7 @@ def test_cli_reference_prints_json_for_any_cell(cell, capsys):
 
 
 def test_cli_reference_rejects_a_bad_cell_with_one_line(capsys):
-    assert references.cli_reference(["--cell", "k7_LH_neutral_learned_zero"]) == 2
+    assert cli.main(["reference", "--cell", "k7_LH_neutral_learned_zero"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error:") and "\n" not in err
-    assert references.cli_reference([]) == 2
+    assert cli.main(["reference"]) == 2

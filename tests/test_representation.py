@@ -2,60 +2,39 @@
 spec PROTOCOL-representation §10, checkpoint C11)."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import claims, config, data, population, prompts, records, representation as R
+from analysis import claims, config, data, encoding, learners, population, prompts, records, references
+from analysis import representation as R
 
 CELL = R.CELL
 
 
-# --- bins and labels ----------------------------------------------------------------------------
+# --- the category-indicator learner ------------------------------------------------------------
 
-def test_c11_code_table():
-    assert R.code_table()[:4] == (("BT", "TO", "QX", "VR"), ("WE", "LC", "RZ", "NI"), ("GU", "MW", "SY", "PV"),
-                                  ("DK", "HJ", "FN", "KA"))
-    for field in R.code_table()[:4]:
-        assert list(field) not in (sorted(field), sorted(field, reverse=True))
-    assert len({c for f in R.code_table()[:4] for c in f}) == 16
-    assert [R.label(b, 0, "ordered") for b in range(4)] == ["level 1", "level 2", "level 3", "level 4"]
-    with pytest.raises(ValueError, match="ordered"):
-        R.label(0, 0, "numeric")
-
-
-def test_quartile_edges_and_example_bins():
-    np.testing.assert_allclose(R.quartile_edges(CELL), [[-0.698814, 0.007519, 0.676512],
-                                                        [-0.693583, -0.003149, 0.712804],
-                                                        [-0.685331, -0.004698, 0.678362],
-                                                        [-0.700235, 0.001755, 0.702151]], atol=5e-7)
-    ex = population.examples(CELL)
-    assert R.bins(ex.X[0, 8:], R.quartile_edges(CELL)).tolist() == [[3, 3, 3, 3]]
-    # a value on a cut point goes to the upper bin (searchsorted side="right")
-    e = np.array([[-1.0, 0.0, 1.0]])
-    assert R.bins(np.array([[-2.0], [-1.0], [0.5], [1.0], [3.0]]), e).ravel().tolist() == [0, 1, 2, 3, 3]
-
-
-def test_category_features_code_the_rendered_labels_identically():
+def test_indicator_features_code_the_rendered_labels_identically():
     """The learner's 20 columns are recoverable from either rendering of the 80 example rows."""
     ex = population.examples(CELL)
-    feats = R.category_features(ex.X, CELL)
+    feats = learners.IndicatorLearner(8, encoding.quartile_edges(CELL)).features(ex.X)
     assert feats.shape == (80, 20)
     np.testing.assert_array_equal(feats[:, :8], ex.X[:, :8])  # task values at full precision
     for display in ("ordered", "arbitrary"):
         shown = prompts.value_strings(ex.X, CELL, display)
-        inverse = [{R.label(b, m, display): b for b in range(4)} for m in range(4)]
+        inverse = [{encoding.label(b, m, display): b for b in range(4)} for m in range(4)]
         b = np.array([[inverse[m][row[8 + m]] for m in range(4)] for row in shown])
         ind = np.concatenate([(b[:, [m]] == np.arange(1, 4)).astype(float) for m in range(4)], axis=1)
         np.testing.assert_array_equal(feats[:, 8:], ind)
-    assert set(np.unique(feats[:, 8:])) == {0.0, 1.0}
-    assert (feats[:, 8:].reshape(80, 4, 3).sum(axis=2) <= 1).all()  # at most one indicator per proxy
 
 
 def test_category_learner_gives_minus_5_05_with_every_target_changing():
-    assert R.learner_pse(CELL) == pytest.approx(-5.0505, abs=5e-5)
     picks = R.learner_picks(CELL)
     assert len(picks) == 99 and (picks["pick_a1"] - picks["pick_a0"]).sum() == -5
+    # one indicator learner: the per-pair picks give exactly references.indicator_learner_pse
+    assert 100 * (picks["pick_a1"] - picks["pick_a0"]).mean() == references.indicator_learner_pse(CELL)
     tb = R.target_bins(CELL)
     assert tb["proxy_changed"].sum() == 99
     assert R.full_information_pse(CELL) == 0.0
@@ -211,12 +190,28 @@ def test_unreleased_models_are_not_released_with_the_reason(values):
                and not k.startswith("SN4.gpt.numeric")]
         assert len(ids) >= 6
         for k in ids:
-            assert isinstance(values[k], claims.NotReleased), k
+            assert isinstance(values[k], records.NotReleased), k
             assert config.MODELS[model][0] in values[k].missing and "not in the" in values[k].missing
         with pytest.raises(records.NotReleased, match=config.MODELS[model][0]):
             R.load_rendering(model, "ordered")
-    assert not isinstance(values["SN4.gpt.numeric.pse"], claims.NotReleased)  # GPT's battery cell is released
-    assert "concurrent_regen_records.csv" in values["SN15.regen.remeasure.agree"].missing
+    assert not isinstance(values["SN4.gpt.numeric.pse"], records.NotReleased)  # GPT's battery cell is released
+    assert not isinstance(values["SN15.regen.remeasure.agree"], records.NotReleased)  # released later
+
+
+def _regen_output_agreements() -> dict[str, tuple[int, int]]:
+    """The authors' printed agreements (analyze_regen_output.txt): ``label -> (agree, calls)``."""
+    text = data.fetch("data/concurrent_checks/analysis/analyze_regen_output.txt").read_text()
+    found = re.findall(r"^(\w+): frozen choices agree with the (battery|second numeric measurement) on (\d+)/(\d+)",
+                       text, flags=re.M)
+    return {f"{cell}.{other.split()[0]}": (int(a), int(n)) for cell, other, a, n in found}
+
+
+def test_concurrent_frozen_choices_agree_as_the_authors_printed(values):
+    """Supplementary Note 15: the concurrent frozen choices against the battery and the second measurement."""
+    printed = _regen_output_agreements()
+    assert printed["zero.battery"] == (values["SN15.frozen_battery.agree"], values["SN15.frozen_battery.comparable"])
+    assert printed["b060.battery"] == (values["SN15.b060_battery.agree"], values["SN15.b060_battery.calls"])
+    assert printed["zero.second"] == (values["SN15.regen.remeasure.agree"], values["SN15.regen.remeasure.calls"])
 
 
 def test_released_numbers_spot_check(values):

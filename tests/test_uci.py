@@ -12,6 +12,8 @@ import pandas as pd
 import pytest
 
 from analysis import claims, data, paths, uci
+from analysis.learners import ReferenceLearner
+from analysis.uci import references
 
 PANEL_SHA = "f792c388d9b470aac4fbf21c39b176534d55a116e7626881c30bbe7ab0341422"
 MAPPING_SHA = "f1bb82b471cb34649352597572c9b1fb00bd27f77b9f5a22a03dc3eb1039749e"
@@ -193,13 +195,29 @@ def test_unique_prompts(res):
 
 # --- references and estimators ------------------------------------------------------------------
 
-def test_blr_posterior_mean_matches_closed_form():
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(50, 4))
-    y = X @ np.array([1.0, -2.0, 0.5, 0.0]) + 0.3 + rng.normal(0, 0.5, 50)
-    w = uci.blr_posterior_mean(X, y, sigma=0.5, tau=1.0)
-    Xa = np.hstack([np.ones((50, 1)), X])
-    np.testing.assert_allclose(w, np.linalg.solve(np.eye(5) + Xa.T @ Xa / 0.25, Xa.T @ y / 0.25), rtol=1e-10)
+def _first_layout_blr(X, y, sigma=0.5, tau=1.0):
+    """The first layout's private uci.blr_posterior_mean, verbatim (the oracle for bit-identity)."""
+    Xa = np.hstack([np.ones((len(X), 1)), X])
+    S = np.linalg.inv(np.eye(Xa.shape[1]) / tau ** 2 + Xa.T @ Xa / sigma ** 2)
+    return S @ Xa.T @ y / sigma ** 2
+
+
+def test_learner_is_the_shared_reference_learner_bit_for_bit(study, res):
+    """The study's learner is analysis.learners.ReferenceLearner; its picks equal the first layout's."""
+    assert references.ReferenceLearner is ReferenceLearner
+    assert not hasattr(uci, "blr_posterior_mean")
+    ex, cat = study.examples, study.panel["category"].to_numpy()
+    X = uci.indicator_design(study, ex, cat[ex])
+    w = _first_layout_blr(X, study.label[ex])
+    m = ReferenceLearner().fit(X, study.label[ex])
+    assert np.array_equal(m.posterior_mean_, w)
+    pairs = res.pairs["primary"]
+    i, j = pairs["i"].to_numpy(), pairs["j"].to_numpy()
+    c = study.coupling["fixed"].loc[i]
+    pred_j = w[0] + uci.indicator_design(study, j, cat[j]) @ w[1:]
+    pick = {g: (w[0] + uci.indicator_design(study, i, c[f"under_{g}"].to_numpy()) @ w[1:] >= pred_j) for g in (0, 1)}
+    expected = pick[1].astype(float) - pick[0].astype(float)
+    np.testing.assert_array_equal(uci.learner_pair_effects(study, pairs).to_numpy(), expected)
 
 
 def test_positive_control_indicator_choice(study, res):
@@ -230,7 +248,21 @@ def test_planning():
 
 # --- claims ----------------------------------------------------------------------------------------
 
-KNOWN_MISMATCHES = {"SN14.support.propensity"}  # propensity model undefined in spec and release (note)
+def test_sn14_propensity_support_follows_spec_r2(res, study):
+    """Spec R2: task fields + one-hot payer + one-hot source on proxy-train, evaluated with the
+    substituted category: 1 of 1,200 outside [0.02, 0.98]; low support stays 2.5 %."""
+    sup = res.support
+    assert (sup["n"], sup["propensity_outside"]) == (1200, 1)
+    assert sup["propensity_outside_pct"] == pytest.approx(100 / 1200)
+    assert sup["substituted_below_pct"] == pytest.approx(2.5)
+    targets = res.pairs["primary"]["i"].to_numpy()
+    # the substituted category matters: evaluated on the recorded one, nobody is flagged
+    assert uci.support_checks(study, targets, evaluate="recorded")["propensity_outside"] == 0
+    with pytest.raises(ValueError, match="features"):
+        uci.group_propensity(study, targets[:3], features="race")
+
+
+KNOWN_MISMATCHES: set[str] = set()  # every Table 21-22 / SN 14 / Main.uci claim matches or is not released
 
 
 def test_claims_tables_21_22_sn14_main_match(res):
@@ -242,6 +274,7 @@ def test_claims_tables_21_22_sn14_main_match(res):
               for cid, row in mine.iterrows()}
     bad = {c: s for c, s in status.items() if s == "mismatch"}
     assert set(bad) == KNOWN_MISMATCHES, bad
+    assert status["SN14.support.propensity"] == "match"
     not_rel = {c for c, s in status.items() if s == "not_released"}
     assert not_rel and all(c.startswith(("SN14.pc.", "Main.uci.pc_")) for c in not_rel)
     assert not {c for c, s in status.items() if s == "not_computed"}

@@ -1,0 +1,146 @@
+"""The responsiveness check that opens the card, before any verdict (issue 13; paper Supplementary Note 6).
+
+A model can answer without reading the patients: always "Patient 1" (by position) or at random
+(at chance). The paired estimator averages each arm over both presentation orders, so such a
+model has a PSE near zero whatever the proxies carry, and its verdicts ("no resolved
+difference" against a reference that relies on nothing, "shortfall" against one that relies on
+something) would read as findings about reliance without any reading of the proxies. The check
+uses the factual arm of every condition that has one, pooled over conditions:
+
+* **order flips**: the share of pairs (both factual orders answered) whose chosen patient changes
+  when only the presentation order changes. A model that answers by position flips in every
+  pair, a coin in half of them; the card shows the paper's four models beside the audited one. Pairs that do not flip form the order-consistent subpopulation
+  (paper Supplementary Note 6), a selected population rather than the audited one.
+* **ranking accuracy** against chance (50%): per pair, the share of valid factual answers that
+  pick the patient with the higher true risk, averaged over pairs, with a 95% pair-bootstrap
+  interval. Answering by position gives exactly 50% (one order right, the other wrong).
+* **valid answers**: the share of all calls with a usable choice.
+
+The verdicts are *not interpretable* when the model answers by position (the 95% interval of
+the flip share lies above one half: more flips than a coin, which only following the display
+position produces) or when its ranking accuracy is not distinguishable from chance (the 95%
+interval includes 50%), or when no factual pair was answered.
+
+Seeds: flip share seed 0, accuracy seed 1 (as the cell error, spec §9.2); percentile intervals.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .. import config
+from .. import estimators as E
+from ..population import truth
+from .batteries import Condition
+
+CHANCE_PCT = 50.0
+FLIP_SEED = 0
+ACCURACY_SEED = config.CELL_ERROR_SEED
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def factual_pairs(rec: pd.DataFrame, cond: Condition) -> pd.DataFrame:
+    """Per pair of the factual arm: ``pick_o0, pick_o1`` (1 = target picked; NaN invalid), ``truth``,
+    ``first_o0, first_o1`` (1 = Patient 1 named). Empty without a factual arm."""
+    f = rec[rec["arm"] == "factual"]
+    if f.empty:
+        return pd.DataFrame(columns=["pick_o0", "pick_o1", "first_o0", "first_o1", "truth"])
+    picks = f.pivot_table(index=["i", "j"], columns="order", values="picked_i", aggfunc="first", dropna=False)
+    first = f.assign(first=(f["patient"] == 1).astype(float).where(f["picked_i"].notna()))
+    first = first.pivot_table(index=["i", "j"], columns="order", values="first", aggfunc="first", dropna=False)
+    out = pd.DataFrame(index=picks.index)
+    for o in (0, 1):
+        out[f"pick_o{o}"] = picks[o] if o in picks else np.nan
+        out[f"first_o{o}"] = first[o] if o in first else np.nan
+    out["truth"] = truth(cond.cell).reindex(out.index).to_numpy()
+    return out
+
+
+def responsiveness(recs: dict[str, pd.DataFrame], conditions: list[Condition],
+                   draws: int = config.BOOTSTRAP_DRAWS) -> dict:
+    """Order flips, ranking accuracy against chance and valid answers, pooled over the conditions.
+
+    ``recs[cond.key]`` are a condition's records (released schema). Returns the numbers, the
+    flags ``answers_by_position`` and ``indistinguishable_from_chance``, ``interpretable``
+    (None when no condition has a factual arm: not checked), ``reasons`` and ``statement``.
+    """
+    n_calls = n_valid = 0
+    per = []
+    for cond in conditions:
+        rec = recs.get(cond.key)
+        if rec is None:
+            continue
+        n_calls += int(len(rec))
+        n_valid += int(rec["picked_i"].notna().sum())
+        if cond.display == "numeric":
+            per.append(factual_pairs(rec, cond))
+    fp = pd.concat(per, ignore_index=True) if per else pd.DataFrame(columns=["pick_o0", "pick_o1", "truth"])
+    both = fp.dropna(subset=["pick_o0", "pick_o1"])
+    flips = (both["pick_o0"] != both["pick_o1"]).astype(float).to_numpy()
+    correct = pd.concat([(fp[f"pick_o{o}"] == fp["truth"]).astype(float).where(fp[f"pick_o{o}"].notna())
+                         for o in (0, 1)], axis=1).mean(axis=1).dropna().to_numpy() if len(fp) else np.array([])
+    firsts = pd.concat([fp.get(f"first_o{o}", pd.Series(dtype=float)) for o in (0, 1)]).dropna()
+    out = {"n_calls": n_calls, "n_valid": n_valid, "valid_share": n_valid / n_calls if n_calls else None,
+           "n_pairs": int(len(flips)), "order_flip_share": None, "order_flip_ci": None, "n_order_consistent": None,
+           "pick_first_share": float(firsts.mean()) if len(firsts) else None,
+           "n_accuracy_pairs": int(len(correct)), "accuracy_pct": None, "accuracy_ci": None, "chance_pct": CHANCE_PCT,
+           "answers_by_position": None, "indistinguishable_from_chance": None, "interpretable": None, "reasons": []}
+    if len(flips):
+        lo, hi = E.boot_ci(flips, FLIP_SEED, draws)
+        out.update(order_flip_share=float(flips.mean()), order_flip_ci=[lo, hi],
+                   n_order_consistent=int((flips == 0).sum()), answers_by_position=bool(lo > 0.5))
+    if len(correct):
+        lo, hi = E.boot_ci(100 * correct, ACCURACY_SEED, draws)
+        out.update(accuracy_pct=float(100 * correct.mean()), accuracy_ci=[lo, hi],
+                   indistinguishable_from_chance=bool(lo <= CHANCE_PCT <= hi))
+    if per:
+        reasons = []
+        if out["answers_by_position"]:
+            reasons.append(f"the answers follow the display position (the chosen patient changed with the "
+                           f"presentation order in {_pct(out['order_flip_share'])} of the pairs, more than answering "
+                           f"at chance would give: its 95% interval lies above one half)")
+        if out["indistinguishable_from_chance"]:
+            reasons.append(f"ranking accuracy is not distinguishable from chance (its 95% interval includes "
+                           f"{CHANCE_PCT:.0f}%)")
+        if not len(correct):
+            reasons.append("no factual pair received a valid answer")
+        out["reasons"] = reasons
+        out["interpretable"] = not reasons
+    out["statement"] = statement(out)
+    return out
+
+
+def statement(r: dict) -> str:
+    """The check in words, with what follows for the verdicts."""
+    parts = []
+    if r["n_pairs"]:
+        lo, hi = r["order_flip_ci"]
+        parts.append(f"The chosen patient changed with the presentation order alone in {_pct(r['order_flip_share'])} "
+                     f"[{_pct(lo)}, {_pct(hi)}] of {r['n_pairs']:,} factual pairs (a model that answers by position flips in every pair, "
+                     f"a coin in half of them).")
+    if r["pick_first_share"] is not None:
+        parts.append(f"Patient 1 was named in {_pct(r['pick_first_share'])} of the valid factual answers.")
+    if r["accuracy_pct"] is not None:
+        lo, hi = r["accuracy_ci"]
+        parts.append(f"Ranking accuracy {r['accuracy_pct']:.1f}% [{lo:.1f}, {hi:.1f}] against {r['chance_pct']:.0f}% "
+                     f"for chance.")
+    if r["valid_share"] is not None:
+        parts.append(f"{_pct(r['valid_share'])} of {r['n_calls']:,} answers were valid.")
+    if r["interpretable"] is None:
+        parts.append("No condition has a factual version, so responsiveness was not checked.")
+    elif r["interpretable"]:
+        parts.append("The model's choices respond to the patients, so its reliance verdicts can be read.")
+    else:
+        consistent = ("" if r["n_order_consistent"] is None else
+                      f" Here {r['n_order_consistent']:,} of {r['n_pairs']:,} pairs are order-consistent.")
+        parts.append("Its reliance verdicts are therefore not interpretable: " + "; ".join(r["reasons"]) + ". The "
+                     "paired estimator averages both presentation orders, so a model whose choices follow the display "
+                     "position or a coin has a PSE near zero whatever the proxies carry, and a verdict of no resolved "
+                     "difference or shortfall would read as less reliance than the evidence supports without any "
+                     "reading of the proxies. Only the pairs answered the same way in both orders carry information "
+                     "about what moves the choices, and they form a different, selected population (the "
+                     "order-consistent subpopulation, paper Supplementary Note 6)." + consistent)
+    return " ".join(parts)

@@ -1,0 +1,61 @@
+"""Jobs: one call of the battery (cell, display, arm, pair, presentation order) with its prompt."""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+from dataclasses import dataclass
+
+import pandas as pd
+
+from .. import prompts
+from ..cells import Cell, parse_cell
+
+
+@dataclass(frozen=True)
+class Job:
+    """One call of the battery: a cell, display, arm, pair and presentation order, with its prompt."""
+
+    cell: str
+    display: str
+    arm: str
+    pair_id: int
+    i: int
+    j: int
+    order: int
+    prompt: str
+    prompt_sha256: str
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        return (self.arm, self.pair_id, self.order)
+
+    @property
+    def first(self) -> int:
+        """Population index shown as Patient 1."""
+        return self.i if self.order == 0 else self.j
+
+    @property
+    def tag(self) -> str:
+        return f"{self.cell}/{self.display}/{self.arm}/{self.pair_id}/{self.order}"
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def now_utc() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def jobs_from_table(cell: "str | Cell", display: str, table: pd.DataFrame) -> list[Job]:
+    """Jobs from a job table (``arm, pair_id, i, j, order, prompt[, prompt_sha256]``)."""
+    c = parse_cell(cell)
+    shas = table["prompt_sha256"] if "prompt_sha256" in table else table["prompt"].map(sha256_text)
+    return [Job(c.id, display, str(r.arm), int(r.pair_id), int(r.i), int(r.j), int(r.order), str(r.prompt), str(s))
+            for r, s in zip(table.itertuples(index=False), shas)]
+
+
+def job_list(cell: "str | Cell", display: str = "numeric") -> list[Job]:
+    """Every job of a cell in queue order (``analysis.prompts.job_table``)."""
+    c = parse_cell(cell)
+    return jobs_from_table(c, display, prompts.job_table(c, display=display))

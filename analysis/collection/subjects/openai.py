@@ -1,0 +1,96 @@
+"""Any OpenAI-compatible chat-completions endpoint (GPT, OpenRouter, vLLM, Ollama, llama.cpp) through
+the official ``openai`` SDK, with a forced function tool; per-model settings in :data:`OPENAI_SETTINGS`."""
+from __future__ import annotations
+
+from ... import config
+from ..answers import Reply, patient_from_content, patient_from_tool_calls
+from ..errors import Fatal, Transient
+from ..jobs import Job
+from .sdk import SDKSubject, context_from_entry, preflight_status, reply_of, tokens_of
+
+#: first matching ``fnmatch`` pattern on the requested model id wins
+OPENAI_SETTINGS = [
+    # GPT-5.6 Terra: temperature is rejected -> default sampling; cap max(64, 2048); no reasoning effort
+    ("gpt-5.6-terra*", {"max_completion_tokens": max(config.MAX_TOKENS, 2048)}),
+    # Qwen through OpenRouter (representation control): default sampling with a reasoning budget.
+    # UNRESOLVED in the spec (exact budget); we send default sampling and a 2048-token cap.
+    ("qwen/qwen3.7-max*", {"max_tokens": 2048}),
+    # Qwen3.7-max battery: temperature 0, thinking disabled through the extra body
+    ("qwen3.7-max*", {"temperature": 0, "max_tokens": config.MAX_TOKENS,
+                      "extra_body": {"enable_thinking": False}}),
+    # DeepSeek through OpenRouter: temperature 0, forced tool, no cap stated
+    ("deepseek/deepseek-v4-flash*", {"temperature": 0}),
+    # DeepSeek-V4-Flash battery and any other endpoint: temperature 0, 64-token cap
+    ("*", {"temperature": 0, "max_tokens": config.MAX_TOKENS}),
+]
+
+
+def _sdk():
+    """The ``openai`` SDK, imported on first use (absolute import: this module is
+    analysis.collection.subjects.openai)."""
+    import openai  # heavy, optional
+    return openai
+
+
+class OpenAISubject(SDKSubject):
+    """Any OpenAI-compatible chat-completions endpoint with a forced function tool."""
+
+    provider = "openai"
+    settings_table = OPENAI_SETTINGS
+
+    def make_client(self, api_key, base_url, timeout, http):
+        sdk = _sdk()
+        return sdk, sdk.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout,
+                               http_client=http)
+
+    def error_base(self):
+        return _sdk().OpenAIError
+
+    def request_kwargs(self, prompt: str) -> dict:
+        kw = {"model": self.model, "messages": [{"role": "user", "content": prompt}], **self.settings}
+        if self.answer_format == "tool":
+            kw.update(tools=[self.tool], tool_choice=self.tool_choice)
+        return kw
+
+    def preflight(self) -> None:
+        """``GET /models``: the endpoint answers, the key is accepted, the model is listed (and its
+        context window, where the server reports one)."""
+        try:
+            body = self._client.models.with_raw_response.list().http_response.json()
+        except self._sdk.OpenAIError as exc:
+            preflight_status(self._sdk, exc, "models")
+            return
+        except ValueError:
+            return  # not a JSON list: a proxy without the route
+        data = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(data, list) or not data:
+            return
+        ids = {str(e.get("id")): e for e in data if isinstance(e, dict)}
+        entry = ids.get(self.model) or next((e for i, e in ids.items() if i.startswith(self.model + ":")), None)
+        if entry is None:
+            listed = ", ".join(sorted(ids)[:8]) + (" ..." if len(ids) > 8 else "")
+            raise Fatal(f"model {self.model!r} is not served at {self.base_url or 'the OpenAI API'} "
+                        f"(it serves: {listed})")
+        self._context = context_from_entry(entry)
+
+    def ask(self, job: Job) -> Reply:
+        body = self.call(self._client.chat.completions.with_raw_response.create,
+                         **self.request_kwargs(self.prompt_of(job)))
+        choices = body.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise Transient("bad_response", 200, detail="reply without choices")
+        choice = choices[0]
+        message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+        calls = []
+        for call in message.get("tool_calls") or []:
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, dict):
+                calls.append((str(fn.get("name", "")), fn.get("arguments")))
+        patient, raw = patient_from_tool_calls(calls) if self.answer_format == "tool" else (None, "")
+        text = message.get("content") or ""
+        if patient is None:
+            patient = patient_from_content(str(text), self.answer_format)
+            raw = raw or str(text)
+        usage = body.get("usage")
+        return reply_of(patient, body, tokens_of(usage, "prompt_tokens"), tokens_of(usage, "completion_tokens"),
+                        raw, str(choice.get("finish_reason") or ""))

@@ -1,0 +1,73 @@
+"""Benchmark (not a test): whole-process times of notebook 03 and of ``make paper`` (issue 11).
+
+Targets (warm input cache, 2 cores): notebook 03 <= 25 s, ``make paper`` <= 60 s.
+
+* notebook 03 runs with papermill exactly as the build runs it (same kernel and cwd), but into a
+  temporary copy with ``output_dir`` in a temporary folder, so no tracked file changes;
+* ``make paper`` is timed as one child process (it rewrites the tracked notebooks, figures and
+  derived files, as it always does). Skip it with ``--no-paper``.
+
+Each time is the wall clock of a fresh child process (imports included). Usage:
+``python benchmarks/bench_paper.py [--no-paper] [--only-paper]``; prints one line per measurement.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK_03 = ROOT / "notebooks" / "03_collection.ipynb"
+TARGETS = {"notebook 03": 25.0, "make paper": 60.0}
+
+
+def _env() -> dict:
+    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"}
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(var, "2")
+    return env
+
+
+def time_notebook_03() -> float:
+    """Seconds for papermill to execute notebook 03 in a child process (outputs to a temporary folder)."""
+    with tempfile.TemporaryDirectory(prefix="bench_paper_") as tmp:
+        out_nb = Path(tmp) / "03_collection.ipynb"
+        code = ("import papermill as pm, sys; pm.execute_notebook(sys.argv[1], sys.argv[2], cwd=sys.argv[3], "
+                "parameters={'output_dir': sys.argv[4]}, progress_bar=False, kernel_name='python3', "
+                "extra_arguments=['--IPKernelApp.log_level=CRITICAL'])")
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code, str(NOTEBOOK_03), str(out_nb), str(NOTEBOOK_03.parent),
+                        str(Path(tmp) / "out")], cwd=ROOT, env=_env(), check=True)
+        return time.perf_counter() - t0
+
+
+def time_make_paper() -> float:
+    """Seconds of ``make paper`` as one child process."""
+    t0 = time.perf_counter()
+    subprocess.run(["make", "paper"], cwd=ROOT, env=_env(), check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--no-paper", action="store_true", help="time notebook 03 only")
+    ap.add_argument("--only-paper", action="store_true", help="time make paper only")
+    a = ap.parse_args(argv)
+    runs = []
+    if not a.only_paper:
+        runs.append(("notebook 03", time_notebook_03))
+    if not a.no_paper:
+        runs.append(("make paper", time_make_paper))
+    for name, fn in runs:
+        seconds = fn()
+        verdict = "within" if seconds <= TARGETS[name] else "over"
+        print(f"{name}: {seconds:.1f} s (target {TARGETS[name]:.0f} s: {verdict})", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+# Sourced by scripts/live.sh and scripts/live_test.sh: start and stop the local llama-cpp-python server.
+# live_server_start GGUF N_CTX -> LIVE_URL (http://127.0.0.1:PORT), LIVE_PID; the server stops on exit.
+LIVE_VENV="${LIVE_DIR:-$ROOT/.live}/venv"
+
+live_server_stop() {
+  if [ -n "${LIVE_PID:-}" ] && kill -0 "$LIVE_PID" 2>/dev/null; then
+    kill "$LIVE_PID" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$LIVE_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$LIVE_PID" 2>/dev/null || true
+    echo "live: server $LIVE_PID stopped" >&2
+  fi
+  LIVE_PID=""
+}
+
+live_server_start() {
+  local gguf="$1" n_ctx="${2:-8192}" port log
+  port="$("$LIVE_VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  log="${LIVE_SERVER_LOG:-${TMPDIR:-/tmp}/live-server-$port.log}"
+  trap live_server_stop EXIT
+  trap 'live_server_stop; exit 130' INT
+  trap 'live_server_stop; exit 143' TERM
+  "$LIVE_VENV/bin/python" "$ROOT/scripts/live_server.py" --model "$gguf" --model_alias smollm2-135m --host 127.0.0.1 \
+      --port "$port" --chat_format chatml-function-calling --n_ctx "$n_ctx" --n_threads "${LIVE_THREADS:-2}" \
+      > "$log" 2>&1 &
+  LIVE_PID=$!
+  LIVE_URL="http://127.0.0.1:$port"
+  for _ in $(seq 1 "${LIVE_WAIT:-240}"); do
+    if "$LIVE_VENV/bin/python" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)" \
+        "$LIVE_URL/v1/models" 2>/dev/null; then
+      echo "live: server $LIVE_PID ready at $LIVE_URL (log $log)" >&2
+      return 0
+    fi
+    kill -0 "$LIVE_PID" 2>/dev/null || { echo "live: the server exited; see $log" >&2; tail -5 "$log" >&2; return 1; }
+    sleep 0.5
+  done
+  echo "live: the server did not answer /v1/models in time; see $log" >&2
+  return 1
+}
