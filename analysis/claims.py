@@ -11,6 +11,8 @@ provider computes, which the tests treat as a defect).
 """
 from __future__ import annotations
 
+import hashlib
+
 import pandas as pd
 
 from . import battery, paths, population, representation, supplement, uci
@@ -48,9 +50,57 @@ def compute_all(providers=PROVIDERS) -> dict[str, object]:
     return values
 
 
+#: SHA-256 of what the claims check was computed from (:func:`inputs_fingerprint`), written beside it
+CHECK_FINGERPRINT = paths.DERIVED / "claims_check.inputs.sha256"
+
+
+def inputs_fingerprint() -> str:
+    """SHA-256 over the package's sources and the registries: equal means a written check is current.
+
+    The released inputs themselves are pinned by SHA-256 in ``data/registry.csv``, which is hashed.
+    """
+    h = hashlib.sha256()
+    package = paths.ROOT / "analysis"
+    files = sorted(package.rglob("*.py")) + [paths.CLAIMS_REGISTRY, paths.INPUT_REGISTRY]
+    for f in files:
+        h.update(f.relative_to(paths.ROOT).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def check_is_current() -> bool:
+    """True when ``claims_check.csv`` was written by a full check of the present sources and registries."""
+    return (paths.CLAIMS_CHECK.is_file() and CHECK_FINGERPRINT.is_file()
+            and CHECK_FINGERPRINT.read_text().strip() == inputs_fingerprint())
+
+
+def check_tables(tables: list[str]) -> tuple[pd.DataFrame, bool]:
+    """The check rows of ``tables`` (``Table 6``, ``SN 4``, ``Main``) and whether they were recomputed.
+
+    Reads ``claims_check.csv`` when it is current; otherwise recomputes only the studies that
+    compute those tables (found from the last written check; all of them when there is none), and
+    writes nothing. An unknown table is refused with one line (``LookupError``).
+    """
+    known = list(dict.fromkeys(registry()["table"]))
+    unknown = [t for t in tables if t not in known]
+    if unknown:
+        raise LookupError(f"unknown table {', '.join(map(repr, unknown))}; known: {', '.join(known)}")
+    if check_is_current():
+        df = pd.read_csv(paths.CLAIMS_CHECK, dtype=str, keep_default_na=False)
+        return df[df["table"].isin(tables)].reset_index(drop=True), False
+    providers = PROVIDERS
+    if paths.CLAIMS_CHECK.is_file():
+        last = pd.read_csv(paths.CLAIMS_CHECK, dtype=str, keep_default_na=False)
+        notebooks = set(last.loc[last["table"].isin(tables), "notebook"])
+        wanted = [m for m in PROVIDERS if NOTEBOOK_OF[m.__name__] in notebooks]
+        providers = tuple(wanted) if wanted and "" not in notebooks else PROVIDERS
+    df = check(compute_all(providers), write=False)
+    return df[df["table"].isin(tables)].reset_index(drop=True), True
+
+
 def check(values: dict[str, object] | None = None, write: bool = True) -> pd.DataFrame:
     """Compare every registry row with its reproduced value; write ``claims_check.csv``."""
     reg = registry()
+    complete = values is None  # only a check of every provider is a current claims_check.csv
     values = compute_all() if values is None else values
     unknown = sorted(set(values) - set(reg["claim_id"]))
     if unknown:
@@ -68,6 +118,8 @@ def check(values: dict[str, object] | None = None, write: bool = True) -> pd.Dat
     if write:
         paths.DERIVED.mkdir(parents=True, exist_ok=True)
         out.to_csv(paths.CLAIMS_CHECK, index=False)
+        if complete:
+            CHECK_FINGERPRINT.write_text(inputs_fingerprint() + "\n")
     return out
 
 

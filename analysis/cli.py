@@ -22,6 +22,8 @@ import json
 import signal
 import sys
 
+import pandas as pd
+
 from . import audit as A
 from . import claims as claims_mod
 from . import collection as C
@@ -326,16 +328,28 @@ def cmd_reference(args: argparse.Namespace) -> int:
 
 
 def cmd_claims(args: argparse.Namespace) -> int:
-    """``claims``: recompute every claim and write the claims check."""
-    df = claims_mod.check()
-    counts = claims_mod.summary(df)
-    view = df if not args.table else df[df["table"].isin(args.table)]
-    bad = view[view["status"] != "match"]
+    """``claims``: recompute every claim and write the claims check; ``--table``: print those tables' rows.
+
+    ``--table`` reads ``claims_check.csv`` when it is current (same sources and registries) and
+    otherwise recomputes only the studies behind the tables asked for, writing nothing.
+    """
+    columns = ["claim_id", "paper_value", "reproduced_value", "tolerance", "status"]
     if args.table:
-        print(view[["claim_id", "paper_value", "reproduced_value", "status"]].to_string(index=False))
-    elif len(bad):
-        print(bad[["claim_id", "paper_value", "reproduced_value", "status"]].to_string(index=False))
-    print(" ".join(f"{k}={v}" for k, v in counts.items()) + f" total={len(df)}")
+        view, recomputed = claims_mod.check_tables(args.table)
+        with pd.option_context("display.width", 200, "display.max_colwidth", 90):
+            print(view[columns].to_string(index=False))
+            notes = view[(view["status"] != "match") & (view["note"] != "")]
+            for row in notes.itertuples(index=False):
+                print(f"{row.claim_id} ({row.status}): {row.note}")
+        source = "recomputed" if recomputed else "from the current data/derived/claims_check.csv"
+        print(" ".join(f"{k}={v}" for k, v in claims_mod.summary(view).items()) + f" total={len(view)} ({source})")
+        return 0
+    df = claims_mod.check()
+    bad = df[df["status"] != "match"]
+    if len(bad):
+        with pd.option_context("display.width", 200):
+            print(bad[columns].to_string(index=False))
+    print(" ".join(f"{k}={v}" for k, v in claims_mod.summary(df).items()) + f" total={len(df)}")
     return 0
 
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from . import config, encoding
 from .cells import Cell, parse_cell
-from .population import arm_sample, examples, pairs
+from .population import arm_sample, counterfactual_rows, examples, pairs, population
 
 HEAD_ABSENT = ("You are a clinical triage specialist. Two patients are described by diagnostic indicator values. "
                "Higher values indicate greater severity. Decide which patient should be prioritized for immediate "
@@ -118,11 +118,19 @@ def job_table(cell: "str | Cell", display: str = "numeric", arms: tuple[str, ...
     if arms is None:
         arms = config.ARMS if display == "numeric" else ("cf_a1", "cf_a0")
     rows = []
-    for pr in pairs(c).itertuples(index=False):
+    pr_table = pairs(c)
+    pop = population(c)
+    i_all, j_all = pr_table["i"].to_numpy(), pr_table["j"].to_numpy()
+    # displayed rows of every pair in each arm at once (bit-identical to arm_sample, see the tests)
+    shown = {"factual": (pop.X[i_all], pop.X[j_all])}
+    for arm, a in (("cf_a1", 1), ("cf_a0", 0)):
+        if arm in arms:
+            cf = counterfactual_rows(pop, i_all, j_all, a)
+            shown[arm] = (cf["X_i"], cf["X_j"])
+    for t, pr in enumerate(pr_table.itertuples(index=False)):
         rendered = {}
         for arm in arms:
-            s = arm_sample(c, pr.i, arm)
-            rendered[arm] = value_strings(s.X[[pr.i, pr.j]], c, display)
+            rendered[arm] = value_strings(np.vstack([shown[arm][0][t], shown[arm][1][t]]), c, display)
         changed = None
         if display != "numeric" and {"cf_a1", "cf_a0"} <= set(rendered):
             changed = int(rendered["cf_a1"][0][c.L:] != rendered["cf_a0"][0][c.L:])

@@ -25,7 +25,7 @@ from . import config
 from .cells import Cell, parse_cell
 from .encoding import indicator_features, quartile_edges  # noqa: F401  (indicator_features re-exported)
 from .learners import IndicatorLearner, ReferenceLearner
-from .population import _proxies, examples, pairs, population  # _proxies: the generator's own equation
+from .population import counterfactual_rows, examples, pairs, population  # noqa: F401 (counterfactual_rows re-exported)
 
 
 def blr_posterior_mean(X: np.ndarray, y: np.ndarray, sigma: float = config.LEARNER_SIGMA,
@@ -44,33 +44,6 @@ def blr_predict(m: np.ndarray, X: np.ndarray) -> np.ndarray:
 
 
 # --- counterfactual rows of every pair at once ---------------------------------------------
-
-def counterfactual_rows(sample, i: np.ndarray, j: np.ndarray, a: int) -> dict[str, np.ndarray]:
-    """Target and comparator rows of the counterfactual samples with ``A[i] = a``, for many targets.
-
-    For each target ``i[t]`` this equals ``population.counterfactual(sample, i[t], a)`` restricted
-    to rows ``i[t]`` and ``j[t]``: the target's proxies are regenerated from its frozen draws and
-    the displayed matrix is re-standardised over the counterfactual sample (only the proxy
-    columns' means and SDs change). Returns ``X_i, X_j`` (T x k, displayed), ``r_true_i,
-    r_true_j`` (T,).
-    """
-    i = np.asarray(i, dtype=int)
-    j = np.asarray(j, dtype=int)
-    T, L = len(i), sample.L
-    A_new = np.full(T, int(a))
-    P_i = _proxies(A_new, sample.u_A[i], sample.eta_C[i], sample.proxy_noise[i],
-                   sample.gA, sample.mu_A, sample.gCp)
-    P3 = np.broadcast_to(sample.P, (T, *sample.P.shape)).copy()
-    P3[np.arange(T), i] = P_i
-    mean = P3.mean(axis=1)
-    sd = P3.std(axis=1)
-    sd = np.where(sd == 0, 1.0, sd)
-    X_i = np.hstack([sample.X[i, :L], (P_i - mean) / sd])
-    X_j = np.hstack([sample.X[j, :L], (sample.P[j] - mean) / sd])
-    r_true_i = sample.r[i] + P_i @ sample.w_P
-    r_true_j = sample.r[j] + sample.P[j] @ sample.w_P  # recomputed as the counterfactual sample does
-    return {"X_i": X_i, "X_j": X_j, "r_true_i": r_true_i, "r_true_j": r_true_j}
-
 
 def _pse_pp(pick1: np.ndarray, pick0: np.ndarray) -> float:
     """``100 * (mean pick in cf_a1 - mean pick in cf_a0)`` (spec §8.1)."""

@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_servers import FakeAnthropic, FakeOpenAI  # noqa: E402
 
 from analysis import audit as A  # noqa: E402
+from analysis import cli  # noqa: E402
 from analysis import battery, collection as C, config, encoding, paths, representation  # noqa: E402
 
 DRAWS = 1000  # fewer bootstrap draws than the paper's 5,000 keep the tests fast
@@ -28,6 +29,11 @@ SENTINEL = "fake-key-SENTINEL-audit-42"  # not key-shaped, so secret scanners st
 REQUIRED = ("pse_pp", "pse_ci", "fullinfo_pse_pp", "learner_pse_pp", "verdict", "error_pct")
 ZERO_CELLS = [f"k12_LH_{n}_{ex}_zero" for ex in ("absent", "learned") for n in ("neutral", "social")]
 SWEEP_NEUTRAL = [A.sweep_cell("neutral", lv) for lv in A.SWEEP_LEVELS]
+
+
+def cli_audit(argv: list[str]) -> int:
+    """``python -m analysis audit ARGV`` in-process, through the one command-line module."""
+    return cli.main(["audit", *argv])
 
 
 @pytest.fixture(autouse=True)
@@ -79,7 +85,7 @@ def test_battery_conditions_and_call_counts():
 def test_dry_run_needs_no_key_prints_the_plan_and_writes_nothing(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     out = tmp_path / "o"
-    code = A.cli_audit(["--provider", "anthropic", "--model", "claude-sonnet-4-5", "--dry-run", "--out", str(out)])
+    code = cli_audit(["--provider", "anthropic", "--model", "claude-sonnet-4-5", "--dry-run", "--out", str(out)])
     text = capsys.readouterr().out
     assert code == 0 and not out.exists()
     assert "6,732 calls in the battery" in text and "6,732 to make" in text
@@ -89,7 +95,7 @@ def test_dry_run_needs_no_key_prints_the_plan_and_writes_nothing(tmp_path, capsy
     price = C.price_for(C.load_prices(), "anthropic", "claude-sonnet-4-5")
     expect = (plan["input_tokens"].sum() * price[0] + plan["output_tokens"].sum() * price[1]) / 1e6
     assert float(m.group(1).replace(",", "")) == pytest.approx(expect, abs=0.006)
-    code = A.cli_audit(["--provider", "openai", "--model", "no-such-model", "--battery", "full", "--dry-run",
+    code = cli_audit(["--provider", "openai", "--model", "no-such-model", "--battery", "full", "--dry-run",
                         "--out", str(out)])
     text = capsys.readouterr().out
     assert code == 0 and "9,108 calls" in text and "no price for this model" in text
@@ -108,7 +114,7 @@ def test_dry_run_needs_no_key_prints_the_plan_and_writes_nothing(tmp_path, capsy
 def test_bad_arguments_one_line_exit_2_nothing_written(tmp_path, capsys, monkeypatch, args, message):
     monkeypatch.delenv("OPENAI_API_KEY")
     out = tmp_path / "o"
-    code = A.cli_audit(args + ["--out", str(out), "--no-progress"])
+    code = cli_audit(args + ["--out", str(out), "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and message in err and err.count("\n") == 1
     assert not (out / C.LEDGER_NAME).exists() and not (out / A.REPORT_JSON).exists()
@@ -261,7 +267,7 @@ def test_core_audit_over_fake_anthropic_interrupted_and_resumed(tmp_path, cards)
         assert not (out / A.REPORT_JSON).exists()
         n_before = srv.count
         assert 1500 <= n_before < 6732
-        code = A.cli_audit(args[1:] + ["--base-url", srv.url])
+        code = cli_audit(args[1:] + ["--base-url", srv.url])
         assert code == 0
         # every job of the battery was requested exactly once across both runs
         jobs = [jb for c in A.battery_conditions("core") for jb in A.jobs_of(c)]
@@ -282,7 +288,7 @@ def test_sweep_over_fake_openai_tracks_the_learner(tmp_path):
     tracker = A.LearnerTracker()
     out = tmp_path / "o"
     with FakeOpenAI(tracker.choose, keep_bodies=False, served_model="local-tracker") as srv:
-        code = A.cli_audit(["--provider", "openai", "--model", "local-tracker", "--base-url", srv.url, "--out",
+        code = cli_audit(["--provider", "openai", "--model", "local-tracker", "--base-url", srv.url, "--out",
                             str(out), "--only", *SWEEP_NEUTRAL, "--draws", str(DRAWS), "--no-progress",
                             "--concurrency", "8", "--no-reference-models"])
         assert code == 0 and srv.count == 4 * 594
@@ -307,17 +313,17 @@ def test_budget_of_the_folder_stops_and_resumes(tmp_path, capsys):
         "openai", "m", cell, base_url="http://127.0.0.1:1"))[:2])
     budget = 40.5 * per_call
     with FakeOpenAI(keep_bodies=False) as srv:
-        code = A.cli_audit(base + ["--base-url", srv.url, "--max-cost", str(budget)])
+        code = cli_audit(base + ["--base-url", srv.url, "--max-cost", str(budget)])
         err = capsys.readouterr().err
         assert code == 3 and "stopped at the budget" in err
         first = srv.count
         assert 20 <= first <= 80  # the estimate per call is above the fake server's token counts
         # the same budget again counts what the folder spent: at most what is left of it is used
-        code = A.cli_audit(base + ["--base-url", srv.url, "--max-cost", str(budget)])
+        code = cli_audit(base + ["--base-url", srv.url, "--max-cost", str(budget)])
         assert code == 3 and srv.count - first <= 3
         spent = A.spent_in_ledger(tmp_path / "o", C.make_subject("openai", "m", cell, base_url=srv.url))
         assert 0 < spent <= budget
-        code = A.cli_audit(base + ["--base-url", srv.url, "--max-cost", str(1000 * budget)])
+        code = cli_audit(base + ["--base-url", srv.url, "--max-cost", str(1000 * budget)])
         assert code == 0 and srv.count == 594
     assert (tmp_path / "o" / A.REPORT_JSON).exists()
 

@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_servers import FakeOpenAI  # noqa: E402
 
 from analysis import audit as A  # noqa: E402
+from analysis import cli  # noqa: E402
 from analysis import collection as C  # noqa: E402
 from analysis import judgments, references  # noqa: E402
 audit_analyse = importlib.import_module("analysis.audit.analyse")  # the module (A.analyse is its function)
@@ -24,6 +25,11 @@ audit_card = importlib.import_module("analysis.audit.card")
 
 DRAWS = 500
 SENTINEL = "fake-key-SENTINEL-audit-13"
+
+
+def cli_audit(argv: list[str]) -> int:
+    """``python -m analysis audit ARGV`` in-process, through the one command-line module."""
+    return cli.main(["audit", *argv])
 
 
 @pytest.fixture(autouse=True)
@@ -187,7 +193,7 @@ def test_local_server_free_prices_and_token_estimate_against_usage(tmp_path, cap
     tracker = A.LearnerTracker()
     out = tmp_path / "o"
     with FakeOpenAI(tracker.choose, keep_bodies=False, served_model="local") as srv:
-        code = A.cli_audit(["--provider", "openai", "--model", "local", "--base-url", srv.url, "--out", str(out),
+        code = cli_audit(["--provider", "openai", "--model", "local", "--base-url", srv.url, "--out", str(out),
                             "--battery", "smoke", "--pairs", "4", "--price-in", "0", "--price-out", "0",
                             "--max-cost", "0", "--draws", str(DRAWS), "--no-progress", "--no-reference-models"])
         text = capsys.readouterr().out

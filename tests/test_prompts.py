@@ -1,6 +1,8 @@
 """Prompts byte for byte (analysis.prompts; spec C5, C6): every released prompt hash is reproduced."""
 from __future__ import annotations
 
+import pytest
+
 from analysis import data, prompts, records
 
 CELL = "k12_LH_neutral_learned_zero"
@@ -41,3 +43,15 @@ def test_tool_spec():
     t = prompts.tool_spec("openai")["function"]
     assert t["name"] == "choose" and t["parameters"]["properties"]["patient"] == {"type": "integer", "enum": [1, 2]}
     assert prompts.tool_spec("anthropic")["input_schema"]["required"] == ["patient"]
+
+
+@pytest.mark.parametrize("cell,display", [("k12_LH_neutral_learned_zero", "numeric"),
+                                          ("k18_HH_social_absent_zero", "numeric"),
+                                          ("k6_LH_neutral_learned_info_b060_s20001", "numeric"),
+                                          ("k12_LH_neutral_learned_zero", "ordered"),
+                                          ("k12_LH_neutral_absent_zero", "arbitrary")])
+def test_job_table_renders_each_arm_exactly_as_its_counterfactual_sample(cell, display):
+    """job_table computes the arms of all pairs at once; each prompt equals the pair's own arm sample."""
+    table = prompts.job_table(cell, display)
+    for row in table.iloc[::13].itertuples(index=False):
+        assert row.prompt == prompts.render(cell, row.pair_id, row.arm, row.order, display=display)

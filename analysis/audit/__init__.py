@@ -37,7 +37,7 @@ from .batteries import (BATTERIES, BATTERY_NAMES, GROUPS, NAME_SETS, PAPER_MODEL
                         battery_conditions, first_pairs, jobs_of, n_calls, select_conditions, sweep_cell)
 from .card import (METHOD_NOTES, NOT_INTERPRETABLE, READING_GUIDE, REPORT_HTML, REPORT_JSON, SCHEMA, provenance,
                    report_card, smoke_notice, summary_statements)
-from .commands import add_arguments, audit, cli_audit, graceful_interrupt, parser
+from .commands import audit, graceful_interrupt
 from .html import render_html
 from .plan import describe_plan, plan_audit, spent_in_ledger
 from .plots import card_figures, figure_conditions, figure_display, figure_tracking

@@ -1,7 +1,7 @@
-"""``python -m analysis audit``: the command, its parser and its signal handling.
+"""``python -m analysis audit``: the command and its signal handling (its parser is in :mod:`analysis.cli`).
 
-:func:`audit` takes the parsed :class:`argparse.Namespace` (the one CLI module builds it);
-:func:`cli_audit` parses ``argv`` with :func:`parser` and calls it. Exit codes: 0 report written
+:func:`audit` takes the :class:`argparse.Namespace` parsed by :mod:`analysis.cli`, the one module
+of parsers. Exit codes: 0 report written
 (or dry run), 3 incomplete (rerun to resume), 2 error (one line on stderr), 130 interrupted.
 """
 from __future__ import annotations
@@ -15,66 +15,10 @@ import sys
 import threading
 
 from .. import collection as C
-from .. import config
 from ..cells import CellError
 from ..collection import batch_command  # audit --batch (issue 14)
-from .batteries import BATTERY_NAMES, SMOKE_PAIRS
 from .run import run_audit
-from .subjects import AUDIT_PRESETS
 from ..validity import commands as validity_commands  # --battery validity (issue 15)
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # noqa: D401
-        raise C.CollectionError(f"{self.prog}: {message}")
-
-
-DESCRIPTION = ("Audit a model against the evidence: plan, collect (resumable, never pays twice), estimate and write "
-               "a report card (report_card.html + report_card.json in --out).")
-
-
-def parser() -> argparse.ArgumentParser:
-    """The audit's own parser (errors raise :class:`analysis.collection.CollectionError`)."""
-    return add_arguments(_Parser(prog="python -m analysis audit", description=DESCRIPTION))
-
-
-def add_arguments(ap: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add the audit's arguments to ``ap`` (also used by :mod:`analysis.cli`)."""
-    ap.add_argument("--provider", required=True, help="anthropic | openai (any OpenAI-compatible endpoint) | simulated")
-    ap.add_argument("--model", required=True, help="the serving model id; with simulated, a preset ("
-                    + ", ".join(AUDIT_PRESETS) + ") or any label with --preset")
-    ap.add_argument("--base-url", help="endpoint (OpenRouter, vLLM, Ollama, a proxy); default: the provider's")
-    ap.add_argument("--battery", default="core", choices=BATTERY_NAMES,
-                    help="core (6,732 calls), full (adds field count and dependence; 9,108 calls) or smoke (one "
-                         f"no-example and one 80-example cell on the first {SMOKE_PAIRS} pairs: a check, not the "
-                         "protocol)")
-    ap.add_argument("--pairs", type=int, metavar="N",
-                    help=f"only the first N pairs of every condition (smoke default {SMOKE_PAIRS}); the card says so")
-    ap.add_argument("--price-in", type=float, metavar="USD",
-                    help="input price per million tokens, overriding the price table (0 for a local model)")
-    ap.add_argument("--price-out", type=float, metavar="USD",
-                    help="output price per million tokens (give both; 0 0 for a local model)")
-    ap.add_argument("--answer-format", default="tool", choices=C.ANSWER_FORMATS,
-                    help="tool: a forced tool call (the protocol); json or text: the answer in the message content, "
-                         "for servers that refuse a forced tool_choice (part of the request key and the card)")
-    ap.add_argument("--max-cost", type=float,
-                    help="budget in USD for this output folder, including what earlier runs into it spent; the "
-                         "audit stops cleanly at the budget and resumes when rerun with a larger one")
-    ap.add_argument("--dry-run", action="store_true", help="print calls, tokens and cost; call nothing, write nothing")
-    ap.add_argument("--concurrency", type=int, help="parallel requests (default 8; 1 for the simulated subject)")
-    ap.add_argument("--out", required=True, help="output folder: ledger, records, report card")
-    ap.add_argument("--preset", help="simulated behaviour: " + ", ".join(AUDIT_PRESETS))
-    ap.add_argument("--seed", type=int, default=0, help="seed of the simulated subject's noise")
-    ap.add_argument("--draws", type=int, default=config.BOOTSTRAP_DRAWS, help="bootstrap draws (paper: 5,000)")
-    ap.add_argument("--prices", help="price table override (CSV or JSON; default data/prices.csv)")
-    ap.add_argument("--api-key-env", help="environment variable holding the API key")
-    ap.add_argument("--settings", help="JSON merged into the request settings (null removes a setting)")
-    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
-    ap.add_argument("--retries", type=int, default=C.RetryPolicy.max_attempts, help="transport attempts per answer")
-    ap.add_argument("--only", nargs="+", metavar="CONDITION", help="run only these conditions of the battery")
-    ap.add_argument("--no-reference-models", action="store_true", help="leave out the paper's four models")
-    ap.add_argument("--no-progress", action="store_true")
-    return ap
 
 
 @contextlib.contextmanager
@@ -114,7 +58,7 @@ def validity_argv(a: argparse.Namespace) -> list[str]:
 
 
 def audit(a: argparse.Namespace) -> int:
-    """Run the audit from parsed arguments (see :func:`add_arguments`); returns the exit code."""
+    """Run the audit from arguments parsed by :mod:`analysis.cli` (its ``audit`` parser); returns the exit code."""
     if a.battery == "validity":  # the whole validity battery: every cue and the association probe
         return validity_commands.main(validity_argv(a))
     try:
@@ -162,12 +106,3 @@ def audit(a: argparse.Namespace) -> int:
         return 2
 
 
-def cli_audit(argv: list[str]) -> int:
-    """``python -m analysis audit``: exit 0 report written (or dry run), 3 incomplete (rerun to resume),
-    2 error (one line on stderr), 130 interrupted."""
-    try:
-        a = parser().parse_args(argv)
-    except C.CollectionError as exc:
-        print(f"error: {C.REDACT(str(exc))}", file=sys.stderr)
-        return 2
-    return audit(a)

@@ -16,7 +16,6 @@ import functools
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 
 from ..estimators import percentile_ci, valid
 from ..records import load_records
@@ -65,6 +64,8 @@ def fit_gee(frame: pd.DataFrame, interaction: str | None = None):
     """statsmodels GEE: Binomial (logit), Independence, groups = factorised pair id; robust z-tests."""
     X = design(frame, interaction)
     groups = pd.factorize(frame["pair"])[0]
+    import statsmodels.api as sm  # heavy, optional: 1 s to import; only the GEE fits need it
+
     model = sm.GEE(frame["y"], X, groups=groups, family=sm.families.Binomial(),
                    cov_struct=sm.cov_struct.Independence())
     return model.fit()
