@@ -46,7 +46,7 @@ from IPython.display import display
 from analysis import data, notebook, registry, uci
 
 # %% tags=["parameters"]
-data_mirror = ""  # local mirror of the inputs ("" = default ../shared; see analysis.paths.mirror_dir)
+data_mirror = ""  # local mirror of the inputs; empty: the default, ../shared (analysis.paths.mirror_dir)
 records_source = "released"  # "released": the released Sonnet records; or a folder of records with the released names
 n_primary = 1200  # primary pairs analysed (paper: 1,200)
 n_sensitivity = 300  # first-300 sensitivity runs (paper: 300)
