@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import os
 import subprocess
 import sys
 import time
@@ -201,8 +202,14 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+#: the kernels' environment, the same whether the build runs from make or by hand (figures are drawn
+#: off-screen and shown once, where a cell displays them; hash order is fixed)
+KERNEL_ENV = {"MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"}
+
+
 def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
+    os.environ.update(KERNEL_ENV)  # inherited by the worker processes and their kernels
     sources = [s for s in notebook_sources() if not a.only or s.name[:2] in a.only]
     if a.only and len(sources) != len(set(a.only)):
         known = " ".join(s.name[:2] for s in notebook_sources())

@@ -7,7 +7,8 @@
 # 3. runs the smoke audit into audit_out/smollm2 and copies its card to audit_out/example/;
 # 4. stops the server whatever happens (trap on EXIT, INT, TERM).
 # Environment: PY (the compendium's python, default .venv/bin/python), LIVE_OUT (default audit_out/smollm2),
-# LIVE_PAIRS (default: the smoke battery's 24), LIVE_N_CTX (default 8192), LIVE_EXAMPLE (default audit_out/example),
+# LIVE_PAIRS (default 1: the committed example card; the smoke battery's own default, 24 pairs, takes over an
+# hour with SmolLM2 on 2 cores, since an 80-example prompt is ~6,000 tokens), LIVE_N_CTX (default 8192), LIVE_EXAMPLE (default audit_out/example),
 # LIVE_TIMEOUT (seconds per request, default 600: an 80-example prompt takes minutes on a loaded 2-core machine).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -21,8 +22,7 @@ GGUF="$(scripts/live_build.sh | tail -n 1)"
 source scripts/live_server.sh
 live_server_start "$GGUF" "${LIVE_N_CTX:-8192}"   # sets LIVE_URL, LIVE_PID; installs the trap
 
-PAIRS=()
-[ -n "${LIVE_PAIRS:-}" ] && PAIRS=(--pairs "$LIVE_PAIRS")
+PAIRS=(--pairs "${LIVE_PAIRS:-1}")
 CMD=("$PY" -m analysis audit --provider openai --base-url "$LIVE_URL/v1" --model "$MODEL_ID" --battery smoke
      "${PAIRS[@]}" --concurrency 1 --timeout "${LIVE_TIMEOUT:-600}" --price-in 0 --price-out 0 --api-key-env LIVE_API_KEY --out "$OUT")
 echo "live: ${CMD[*]}" >&2

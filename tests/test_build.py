@@ -372,3 +372,19 @@ def test_cell_progress_reads_papermills_cell_status(tmp_path, monkeypatch):
     assert build.cell_progress("claims") == ""
     (tmp_path / "04_x.ipynb").write_text('{"cells": [', encoding="utf-8")  # mid-write
     assert build.cell_progress("04_x") == ""
+
+
+def test_the_build_gives_its_kernels_the_environment_make_does(monkeypatch):
+    """A build run by hand (`python -m analysis.build --only 06`) must equal `make paper`'s output:
+    without MPLBACKEND=Agg an inline backend shows every open figure a second time."""
+    import os
+
+    from analysis import build
+
+    makefile = (build.paths.ROOT / "Makefile").read_text()
+    for name, value in build.KERNEL_ENV.items():
+        assert f"export {name} := {value}" in makefile
+    monkeypatch.delenv("MPLBACKEND", raising=False)
+    monkeypatch.setattr(build, "notebook_sources", lambda: [])
+    build.main(["--only"])
+    assert os.environ["MPLBACKEND"] == "Agg" and os.environ["PYTHONHASHSEED"] == "0"
