@@ -567,3 +567,15 @@ def test_cli_estimate_prints_the_cell_summary(tmp_path, capsys):
     assert cli_estimate(["--cell", CELL, "--records", str(tmp_path / "missing.csv")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 2 and "unknown cell id" in err and "not found" in err
+
+
+def test_atomic_write_gives_the_permissions_of_a_plain_open(tmp_path):
+    """Records, metadata and report cards are shared files: not the temporary file's private 0o600."""
+    import os
+
+    umask = os.umask(0o022)
+    try:
+        C.atomic_write(tmp_path / "records.csv", b"x\n")
+        assert (tmp_path / "records.csv").stat().st_mode & 0o777 == 0o644
+    finally:
+        os.umask(umask)

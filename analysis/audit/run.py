@@ -6,10 +6,8 @@ whole output folder (what earlier runs spent counts).
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,27 +63,12 @@ def collect_audit(conditions: list[Condition], make: Callable[[], C.Subject], ou
 
 
 
-def _write(path: Path, data: bytes) -> None:
-    """Atomic write (temporary file, then rename), readable by others (a report card is meant to be shared)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)
 def write_report(card: dict, out: str | os.PathLike) -> tuple[Path, Path]:
     """Write ``report_card.json`` and ``report_card.html`` into ``out`` (atomically)."""
     out = Path(out)
     jpath, hpath = out / REPORT_JSON, out / REPORT_HTML
-    _write(jpath, (json.dumps(card, indent=1, ensure_ascii=False) + "\n").encode())
-    _write(hpath, render_html(card).encode())
+    C.atomic_write(jpath, (json.dumps(card, indent=1, ensure_ascii=False) + "\n").encode())
+    C.atomic_write(hpath, render_html(card).encode())
     return jpath, hpath
 
 

@@ -90,6 +90,11 @@ def job_records(jobs: list[Job], answers: pd.DataFrame) -> pd.DataFrame:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temporary file, fsync, rename).
+
+    The file gets the permissions a plain ``open()`` would give it (``0o666`` less the umask), not
+    the private ``0o600`` of the temporary file: records, metadata and report cards are meant to be shared.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".part")
     try:
@@ -102,6 +107,9 @@ def atomic_write(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
 
 
 def sdk_versions() -> dict:
