@@ -39,9 +39,8 @@ claims: data  ## recompute every claim -> data/derived/claims_check.csv
 report: claims  ## render the HTML claims report -> data/derived/claims_report.html
 	$(PY) -m analysis report
 
-paper: data  ## regenerate every notebook, figure, table and claim, then the report
-	$(PY) -m analysis.build --jobs $(JOBS) --claims
-	$(PY) -m analysis report
+paper: $(STAMP)  ## regenerate what changed: notebooks, figures, tables, claims, report (FORCE=1: everything)
+	$(PY) -m analysis.build --jobs $(JOBS) --claims --report $(if $(FORCE),--force)
 	@echo "done: figures/, data/derived/ and data/derived/claims_report.html"
 
 test: data  ## unit tests, doctests and nbval over every notebook

@@ -1,10 +1,16 @@
 """Build the compendium: sync the jupytext pairs and execute the notebooks with papermill.
 
-``python -m analysis.build [--jobs N] [--only 04 05 ...] [--claims] [-p NAME VALUE ...]``
+``python -m analysis.build [--jobs N] [--only 04 05 ...] [--claims] [--report] [--force] [-p NAME VALUE ...]``
 
 Notebooks are started in numeric order. Each reads only the verified inputs and computes what it
 shows from them (no notebook reads another's products), so with ``--jobs 2`` two run side by
-side; ``--claims`` also recomputes ``data/derived/claims_check.csv`` in the same pool.
+side. Each number is made once (issue 21): a notebook whose key (:mod:`analysis.stamps`: its
+source, the package code it imports, the tracked inputs, its parameters, the BLAS kernel) equals
+the key of its last run, and whose outputs are unchanged, is not rerun; ``--force`` reruns it.
+A notebook that computes claims writes them as a product (:mod:`analysis.products`), and
+``--claims`` then writes ``data/derived/claims_check.csv`` from those products (recomputing only a
+study whose product is stale); ``--report`` renders the claims report. Both are skipped when
+current, too; the inputs are fetched and verified only when a notebook runs.
 
 Every notebook has one ``output_dir`` parameter: the build passes ``output_dir=".."`` (the
 repository, so the tracked ``figures/`` and ``data/derived/`` are written), and removes that one
@@ -26,13 +32,14 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
-from . import paths
+from . import paths, products, stamps
 from .notebook import TRACKED
+from .stamps import OUTPUT_DIR, notebook_parameters  # noqa: F401 (the build's names for them)
 
 #: kernel options: no "running over TCP without encryption" warning per notebook, no shutdown noise
 KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=CRITICAL"]
-#: the parameter every notebook has; the build sets it to the tracked folders
-OUTPUT_DIR = "output_dir"
+#: the folders a notebook run by the build writes (its outputs are the files there it changed)
+OUTPUT_FOLDERS = (paths.FIGURES, paths.DERIVED, products.folder(TRACKED))
 
 
 class BuildError(RuntimeError):
@@ -42,24 +49,6 @@ class BuildError(RuntimeError):
 def notebook_sources() -> list[Path]:
     """The jupytext sources ``notebooks/NN_name.py``, in order."""
     return sorted(p for p in paths.NOTEBOOKS.glob("[0-9][0-9]_*.py"))
-
-
-def notebook_parameters(source: Path) -> dict[str, object]:
-    """Names and defaults of the ``parameters`` cell of a py:percent source (defaults that are not
-    literals are given as their source text)."""
-    text = Path(source).read_text(encoding="utf-8")
-    marker = '# %% tags=["parameters"]'
-    if marker not in text:
-        return {}
-    cell = text.split(marker, 1)[1].split("\n# %%", 1)[0]
-    params = {}
-    for node in ast.parse(cell).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            try:
-                params[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
-                params[node.targets[0].id] = ast.get_source_segment(cell, node.value)
-    return params
 
 
 def parse_value(text: str) -> object:
@@ -176,24 +165,64 @@ def execute(nb_path: Path, parameters: dict | None = None) -> float:
     return time.time() - t0
 
 
-def _run(source: Path, parameters: dict) -> tuple[str, float]:
+def _run(source: Path, parameters: dict, key: str) -> tuple[str, float, int]:
+    """Run one notebook (in a worker); returns its name, seconds and start (ns, the clock of file times)."""
+    start = time.time_ns()
+    os.environ[products.KEY_VARIABLE] = key  # the kernel stamps the claims product it writes with it
     tracked = {OUTPUT_DIR: TRACKED} if OUTPUT_DIR in notebook_parameters(source) else {}
-    return source.stem, execute(sync(source), {**tracked, **parameters})
+    return source.stem, execute(sync(source), {**tracked, **parameters}), start
 
 
-def _claims() -> tuple[str, float]:
-    from . import claims  # heavy, optional: loads every study; only the claims worker process needs it
+def claims_key() -> str:
+    """The claims step's key: the claims code, the registries, and each study's product as it is now
+    (with the key its notebook would have at its defaults, so a stale product changes it too)."""
+    expected = {study: stamps.run_key(paths.NOTEBOOKS / f"{nb}.py") for study, nb in products.NOTEBOOK_OF.items()}
+    made = [p for p in (products.path_of(s) for s in products.NOTEBOOK_OF) if p.is_file()]
+    return stamps.module_key({"analysis.claims"}, made, {"expected": expected})
 
-    t0 = time.time()
+
+def _claims() -> str:
+    """Write the claims check from the notebooks' products (recomputing only the stale studies)."""
+    from . import claims  # heavy, optional: loads every study; only needed when the check is stale
+
     counts = claims.summary(claims.check())
-    return "claims (" + " ".join(f"{k}={v}" for k, v in counts.items()) + ")", time.time() - t0
+    read = sorted(s for s, how in claims.SOURCE_OF.items() if how == "product")
+    redone = sorted(s for s, how in claims.SOURCE_OF.items() if how != "product")
+    return ("claims (" + " ".join(f"{k}={v}" for k, v in counts.items()) + "; read: " + (" ".join(read) or "none")
+            + "; recomputed: " + (" ".join(redone) or "none") + ")")
+
+
+def report_key() -> str:
+    """The report's key: its code, the registries and the claims check it renders."""
+    return stamps.module_key({"analysis.report"}, [paths.CLAIMS_CHECK])
+
+
+def _report_step() -> str:
+    from . import report  # heavy, optional: jinja2 and the claims module, only when the report is stale
+
+    report.write()
+    return "report"
+
+
+def run_step(name: str, key: str, action, outputs: list[Path], force: bool) -> None:
+    """Run a step of the main process unless it is current (:func:`analysis.stamps.is_current`); record it."""
+    if not force and stamps.is_current(name, key):
+        print(f"  {name}: current, not rerun", flush=True)
+        return
+    stamps.forget(name)
+    t0 = time.time()
+    label = action()
+    stamps.record(name, key, outputs)
+    print(f"  {label}: {time.time() - t0:.1f} s", flush=True)
 
 
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m analysis.build", description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", metavar="NN", help="notebook numbers to run, e.g. 04 06 (default: all)")
     ap.add_argument("--jobs", type=int, default=1, help="how many notebooks run side by side (default 1)")
-    ap.add_argument("--claims", action="store_true", help="also recompute the claims check")
+    ap.add_argument("--claims", action="store_true", help="then write the claims check from the notebooks' products")
+    ap.add_argument("--report", action="store_true", help="then render the claims report (and the README's index)")
+    ap.add_argument("--force", action="store_true", help="rerun every selected step, current or not")
     ap.add_argument("--sync-only", action="store_true", help="only sync the jupytext pairs")
     ap.add_argument("--heartbeat", type=float, default=15.0, metavar="S",
                     help="seconds between the lines naming the running steps (0: none; default 15)")
@@ -229,12 +258,25 @@ def main(argv: list[str] | None = None) -> int:
         print(f"synced {len(sources)} notebooks")
         return 0
     t0 = time.time()
+    keys, stale = plan(sources, params, a.force)
+    if len(stale) < len(sources):
+        print(f"  current, not rerun: {' '.join(s.stem[:2] for s in sources if s not in stale)}", flush=True)
     try:
-        with ProcessPoolExecutor(max(1, a.jobs)) as pool:
-            names = {pool.submit(_run, s, params): s.stem for s in sources}
-            if a.claims:
-                names[pool.submit(_claims)] = "claims"
-            _report(names, a.heartbeat, max(1, a.jobs), t0)
+        if stale:
+            from . import data  # heavy, optional: pandas and pooch, only when a notebook runs
+
+            data.fetch_all(progress=False)
+            with ProcessPoolExecutor(max(1, a.jobs)) as pool:
+                for s in stale:
+                    stamps.forget(s.stem)
+                names = {pool.submit(_run, s, params, keys[s]): s.stem for s in stale}
+                _report(names, a.heartbeat, max(1, a.jobs), t0, on_done=_record_notebook(keys))
+        if a.claims:
+            run_step("claims", claims_key(), _claims, [paths.CLAIMS_CHECK, paths.DERIVED / "claims_check.inputs.sha256"],
+                     a.force)
+        if a.report:
+            run_step("report", report_key(), _report_step, [paths.DERIVED / "claims_report.html", paths.ROOT / "README.md"],
+                     a.force)
     except BuildError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -242,7 +284,24 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _report(names: dict, heartbeat: float, jobs: int, t0: float) -> None:
+def plan(sources: list[Path], params: dict, force: bool = False) -> tuple[dict[Path, str], list[Path]]:
+    """Each notebook's key (run with ``params``), and the notebooks that must run: all with
+    ``force``, else those that are not current (:func:`analysis.stamps.is_current`)."""
+    keys = {s: stamps.run_key(s, params) for s in sources}
+    return keys, [s for s in sources if force or not stamps.is_current(s.stem, keys[s])]
+
+
+def _record_notebook(keys: dict):
+    """The callback that stamps a finished notebook: its key, its .ipynb and the files it wrote."""
+    by_stem = {s.stem: (s, k) for s, k in keys.items()}
+
+    def done(stem: str, start_ns: int) -> None:
+        source, key = by_stem[stem]
+        stamps.record(stem, key, [source.with_suffix(".ipynb"), *stamps.written_since(list(OUTPUT_FOLDERS), start_ns)])
+    return done
+
+
+def _report(names: dict, heartbeat: float, jobs: int, t0: float, on_done=None) -> None:
     """Print each step as it finishes, and every ``heartbeat`` seconds the steps still running.
 
     Steps start in submission order, ``jobs`` at a time, so the running ones are the first ``jobs``
@@ -255,7 +314,9 @@ def _report(names: dict, heartbeat: float, jobs: int, t0: float) -> None:
             started.setdefault(fut, time.time())
         done, _ = wait(pending, timeout=heartbeat or None, return_when=FIRST_COMPLETED)
         for fut in [f for f in pending if f in done]:
-            name, secs = fut.result()
+            name, secs, start_ns = fut.result()
+            if on_done is not None:
+                on_done(name, start_ns)
             print(f"  {name}: {secs:.1f} s", flush=True)
             pending.remove(fut)
         if not done and heartbeat:

@@ -2,7 +2,11 @@
 
 Reproduced values come from *providers*: the study modules in :data:`PROVIDERS`, each with a
 function ``claim_values() -> dict[claim_id, float | NotReleased]`` that computes them from the
-released records and our own population. Nothing here types a value in.
+released records and our own population. Nothing here types a value in. Each number is made once
+(issue 21): the notebook that shows a study's claims writes them as a product
+(:mod:`analysis.products`), and the check reads that product when its key is the key of the
+notebook at its default parameters (:func:`analysis.stamps.run_key`); only a study whose product
+is missing or stale is recomputed here (:func:`study_values`; :data:`SOURCE_OF` says which).
 
 :func:`check` writes ``data/derived/claims_check.csv`` with the registry columns plus
 ``reproduced_value, status, notebook``; ``status`` is ``match``, ``mismatch``, ``not_released`` (the
@@ -15,8 +19,9 @@ import hashlib
 
 import pandas as pd
 
-from . import battery, paths, population, representation, supplement, uci
+from . import battery, paths, population, products, representation, stamps, supplement, uci
 from .records import NotReleased
+from . import registry as _registry
 from .registry import REGISTRY_COLUMNS, half_unit, paper_vs_ours, parse_printed, registry, status_of  # noqa: F401
 
 #: the studies that compute claims, in the order of the paper's stages (each has ``claim_values``)
@@ -35,13 +40,39 @@ NOTEBOOK_OF = {
 }
 #: claim_id -> provider module name, filled by :func:`compute_all`
 PROVIDER_OF: dict[str, str] = {}
+#: study -> ``"product"`` (read from its notebook's product) or ``"recomputed"``, filled by :func:`study_values`
+SOURCE_OF: dict[str, str] = {}
+
+
+def study_of(module_name: str) -> str | None:
+    """The study (product name) of a provider module: ``analysis.uci`` -> ``uci``; ``None`` for others."""
+    study = module_name.rsplit(".", 1)[-1]
+    return study if module_name.startswith("analysis.") and study in products.NOTEBOOK_OF else None
+
+
+def expected_key(study: str) -> str:
+    """The key a current product of ``study`` has: its notebook's, run with its default parameters."""
+    return stamps.run_key(paths.NOTEBOOKS / f"{products.NOTEBOOK_OF[study]}.py")
+
+
+def study_values(mod) -> dict[str, object]:
+    """The claims of one provider: its notebook's product when current, else ``mod.claim_values()``."""
+    study = study_of(mod.__name__)
+    if study is None:
+        return mod.claim_values()
+    got = products.read(study)
+    if got is not None and got[0] == expected_key(study):
+        SOURCE_OF[study] = "product"
+        return got[1]
+    SOURCE_OF[study] = "recomputed"
+    return mod.claim_values()
 
 
 def compute_all(providers=PROVIDERS) -> dict[str, object]:
-    """Call every provider's ``claim_values()`` and merge the results."""
+    """Every provider's claims (:func:`study_values`), merged."""
     values: dict[str, object] = {}
     for mod in providers:
-        got = mod.claim_values()
+        got = study_values(mod)
         PROVIDER_OF.update({cid: mod.__name__ for cid in got})
         clash = set(got) & set(values)
         if clash:
@@ -134,15 +165,5 @@ def table_view(check_df: pd.DataFrame, table: str) -> pd.DataFrame:
     return sub[["row", "column", "paper_value", "reproduced_value", "status", "note"]].reset_index(drop=True)
 
 
-def compare(values: dict[str, object]) -> pd.DataFrame:
-    """Paper value beside ours for the claims in ``values`` (in that order), without writing.
-
-    Columns ``claim_id, table, row, column, paper_value, reproduced_value, status``: the
-    :func:`analysis.registry.paper_vs_ours` view, kept for notebook 01 until it calls the view.
-    """
-    unknown = sorted(set(values) - set(registry()["claim_id"]))
-    if unknown:
-        raise ValueError(f"claims missing from the registry: {unknown[:10]}")
-    view = paper_vs_ours(values, ids=list(values))
-    return view[["claim_id", "table", "row", "column", "paper", "reproduced_value", "status"]].rename(
-        columns={"paper": "paper_value"})
+#: :func:`analysis.registry.compare` (in the registry, so that notebook 01 need not import every study)
+compare = _registry.compare

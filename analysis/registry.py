@@ -182,3 +182,17 @@ def paper_vs_ours(values: dict, *, ids=None, table: str | None = None, prefixes=
                      "paper": rec["paper_value"], "ours": ours, "status": status, "tolerance": rec["tolerance"],
                      "reproduced_value": text, "note": rec["note"]})
     return pd.DataFrame(rows, columns=VIEW_COLUMNS)
+
+
+def compare(values: dict[str, object]) -> pd.DataFrame:
+    """Paper value beside ours for the claims in ``values`` (in that order), without writing.
+
+    Columns ``claim_id, table, row, column, paper_value, reproduced_value, status``: the
+    :func:`paper_vs_ours` view with the check's column names.
+    """
+    unknown = sorted(set(values) - set(registry()["claim_id"]))
+    if unknown:
+        raise ValueError(f"claims missing from the registry: {unknown[:10]}")
+    view = paper_vs_ours(values, ids=list(values))
+    return view[["claim_id", "table", "row", "column", "paper", "reproduced_value", "status"]].rename(
+        columns={"paper": "paper_value"})

@@ -45,7 +45,7 @@
 import pandas as pd
 from IPython.display import display
 
-from analysis import battery, figures, notebook, references, registry
+from analysis import battery, figures, notebook, products, references, registry
 
 TEXT_COLUMNS = ["row", "column", "paper", "ours", "status"]  # the short text form that nbval checks
 
@@ -62,6 +62,7 @@ output_dir = "../out/notebooks"  # where figures/ and data/derived/ go; `make pa
 # %%
 folders = notebook.output_folders(output_dir)
 values = battery.claim_values()  # every claim of this notebook, computed once (cached tables)
+products.write("battery", values, output_dir)  # what the claims check reads (issue 21)
 
 # %% [markdown]
 # ## References for every cell

@@ -39,7 +39,7 @@ from pathlib import Path
 import pandas as pd
 from IPython.display import display
 
-from analysis import config, encoding, figures, notebook, prompts, references, registry, representation
+from analysis import config, encoding, figures, notebook, products, prompts, references, registry, representation
 
 TEXT_COLUMNS = ["row", "column", "paper", "ours", "status"]  # the short text form that nbval checks
 
@@ -126,6 +126,7 @@ notebook.long_table(t6, "Effects per rendering (pp)")
 # NBVAL_CHECK_OUTPUT
 if released:
     values = representation.claim_values()
+    products.write("representation", values, output_dir)  # what the claims check reads (issue 21)
     print(registry.paper_vs_ours(values, table="Table 6", not_released="not released", signed_zero=True)[TEXT_COLUMNS].to_string(index=False))
 
 # %%

@@ -37,7 +37,7 @@
 import pandas as pd
 from IPython.display import display
 
-from analysis import data, figures, notebook, registry, supplement
+from analysis import data, figures, notebook, products, registry, supplement
 
 pd.set_option("display.width", 200)
 pd.set_option("display.max_colwidth", 60)
@@ -50,6 +50,7 @@ output_dir = "../out/notebooks"  # where figures/ and data/derived/ go; `make pa
 notebook.check_parameters(counts={"bootstrap_draws": bootstrap_draws})
 folders = notebook.output_folders(output_dir)
 values = supplement.claim_values(bootstrap_draws)
+products.write("supplement", values, output_dir)  # what the claims check reads (issue 21)
 
 
 def view(*prefixes):

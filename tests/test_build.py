@@ -351,7 +351,7 @@ def test_build_reports_the_running_steps_while_they_run(capsys):
 
     def slow(name, secs):
         _time.sleep(secs)
-        return name, secs
+        return name, secs, 0
 
     with ThreadPoolExecutor(2) as pool:
         names = {pool.submit(slow, "03_collection", 0.5): "03_collection", pool.submit(slow, "claims", 0.05): "claims"}
@@ -388,3 +388,110 @@ def test_the_build_gives_its_kernels_the_environment_make_does(monkeypatch):
     monkeypatch.setattr(build, "notebook_sources", lambda: [])
     build.main(["--only"])
     assert os.environ["MPLBACKEND"] == "Agg" and os.environ["PYTHONHASHSEED"] == "0"
+
+
+# --- each number made once (issue 21): keys, stamps, and what reruns -----------------------------
+
+@pytest.fixture
+def stamp_dir(tmp_path, monkeypatch):
+    from analysis import stamps
+
+    monkeypatch.setattr(stamps, "STAMPS", tmp_path / "build")
+    cached = stamps.file_digest
+    cached.cache_clear()
+    yield tmp_path
+    cached.cache_clear()
+
+
+def test_a_step_is_current_only_with_its_key_and_unchanged_outputs(stamp_dir):
+    from analysis import stamps
+
+    out = stamp_dir / "made.csv"
+    out.write_text("a,b\n1,2\n")
+    stamps.record("step", "k1", [out])
+    assert stamps.is_current("step", "k1")
+    assert not stamps.is_current("step", "k2")  # another key: the inputs or the code changed
+    out.write_text("a,b\n1,3\n")
+    assert not stamps.is_current("step", "k1")  # an output edited by hand is remade
+    out.unlink()
+    assert not stamps.is_current("step", "k1")  # and a deleted one too
+    stamps.forget("step")
+    assert stamps.read_stamp("step") == {}
+
+
+def test_a_notebook_key_follows_its_source_parameters_code_and_blas_kernel(stamp_dir, monkeypatch):
+    from analysis import stamps
+
+    src = build.paths.NOTEBOOKS / "07_supplement_tables.py"
+    base = stamps.run_key(src)
+    assert stamps.run_key(src) == base
+    assert stamps.run_key(src, {"bootstrap_draws": 10}) != base
+    assert stamps.run_key(src, {"output_dir": "elsewhere"}) == base  # where it writes is not what it computes
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Prescott")
+    assert stamps.run_key(src) != base  # another BLAS kernel is never skipped
+    monkeypatch.delenv("OPENBLAS_CORETYPE")
+    real = stamps.file_digest.__wrapped__
+    changed = build.paths.ROOT / "analysis" / "supplement" / "logistic.py"
+    monkeypatch.setattr(stamps, "file_digest", lambda p: "edited" if Path(p) == changed else real(p))
+    assert stamps.run_key(src) != base
+
+
+def test_a_notebook_imports_what_its_key_hashes():
+    from analysis import stamps
+
+    files = {p.relative_to(build.paths.ROOT).as_posix() for p in
+             stamps.code_files(stamps.imported_modules((build.paths.NOTEBOOKS / "06_uci_real_records.py").read_text()))}
+    assert {"analysis/__init__.py", "analysis/uci/__init__.py", "analysis/uci/claims.py", "analysis/products.py",
+            "analysis/data.py"} <= files
+    assert not any(f.startswith(("analysis/supplement/", "analysis/battery/")) for f in files)
+
+
+def _all_current(stamp_dir):
+    """Stamp every notebook as run with its present key (its outputs: one scratch file)."""
+    from analysis import stamps
+
+    out = stamp_dir / "out.txt"
+    out.write_text("x")
+    sources = build.notebook_sources()
+    keys, _ = build.plan(sources, {})
+    for s, k in keys.items():
+        stamps.record(s.stem, k, [out])
+    return sources
+
+
+def test_nothing_reruns_on_an_unchanged_tree_and_a_study_change_reruns_only_its_notebooks(stamp_dir, monkeypatch):
+    from analysis import stamps
+
+    sources = _all_current(stamp_dir)
+    assert build.plan(sources, {})[1] == []
+    assert build.plan(sources, {}, force=True)[1] == sources
+    real, cached = stamps.file_digest.__wrapped__, stamps.file_digest
+    for changed, expected in (("analysis/uci/claims.py", ["06"]), ("notebooks/07_supplement_tables.py", ["07"]),
+                              ("analysis/battery/claims.py", ["04", "08"])):
+        path = build.paths.ROOT / changed
+        cached.cache_clear()
+        monkeypatch.setattr(stamps, "file_digest", lambda p, path=path: "edited" if Path(p) == path else real(p))
+        assert [s.name[:2] for s in build.plan(sources, {})[1]] == expected, changed
+
+
+def test_no_change_build_runs_nothing(stamp_dir, monkeypatch, capsys):
+    """``make paper`` on an unchanged tree: every notebook, the claims check and the report are current."""
+    from analysis import stamps
+
+    _all_current(stamp_dir)
+    out = stamp_dir / "out.txt"
+    stamps.record("claims", build.claims_key(), [out])
+    stamps.record("report", build.report_key(), [out])
+    monkeypatch.setattr(build, "_claims", lambda: pytest.fail("the claims check ran"))
+    monkeypatch.setattr(build, "_report_step", lambda: pytest.fail("the report ran"))
+    assert build.main(["--jobs", "2", "--claims", "--report", "--heartbeat", "0"]) == 0
+    text = capsys.readouterr().out
+    assert "current, not rerun: 01 02 03 04 05 06 07 08 09" in text
+    assert "claims: current" in text and "report: current" in text
+
+
+def test_make_paper_builds_incrementally_and_fetches_only_when_a_notebook_runs():
+    makefile = (build.paths.ROOT / "Makefile").read_text()
+    rule = makefile.split("\npaper:", 1)[1].split("\n\n", 1)[0]
+    assert "--claims --report" in rule and "--force" in rule
+    assert "analysis report" not in rule  # the report is a step of the build (skipped when current)
