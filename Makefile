@@ -53,7 +53,7 @@ live: data  ## smoke audit of a real local model (llama-cpp-python + SmolLM2-135
 test-live: data  ## live tests against that local server (builds it once; skipped with a reason if it cannot be built)
 	PY=$(PY) scripts/live_test.sh
 
-bench: data  ## benchmarks (not timed tests): notebook 03 and make paper (whole-process s), bootstrap, collection, UCI
+bench: data  ## benchmarks (not timed tests): notebook 03, make paper full and no-change (whole-process medians), bootstrap, collection, UCI
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:  ## remove caches of Python and pytest (keeps .venv, downloads, figures and derived results)
