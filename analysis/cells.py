@@ -113,12 +113,53 @@ class Cell:
         return self.example_corner or self.corner
 
     def with_(self, **changes) -> "Cell":
-        """A copy with some fields changed (validated)."""
-        return parse_cell(replace(self, **changes).id)
+        """A copy with some fields changed, validated field by field (no id is parsed).
+
+        >>> parse_cell("k12_LH_neutral_learned_zero").with_(proxies="info", sweep_beta=0.45).id
+        'k12_LH_neutral_learned_info_b045'
+        """
+        return validate(replace(self, **changes))
+
+
+#: the values each field of a :class:`Cell` may take (what :data:`GRAMMAR` allows)
+FIELD_VALUES = {
+    "k": (6, 12, 18), "corner": ("LL", "LH", "HL", "HH"), "names": ("neutral", "social"),
+    "examples": ("absent", "learned"), "proxies": ("zero", "info"), "sweep_beta": (None, 0.30, 0.45, 0.60),
+    "n_examples": (config.N_EXAMPLES, 12, 20), "example_corr": (None, 0.0, 0.40, 0.70),
+    "example_corner": (None, "LL", "LH", "HL", "HH"),
+}
+
+
+def validate(cell: Cell) -> Cell:
+    """``cell`` itself when each field takes a value of :data:`FIELD_VALUES` and the combination is
+    allowed; :class:`CellError` (one line, with the grammar) otherwise."""
+    bad = [f"{name}={getattr(cell, name)!r}" for name, allowed in FIELD_VALUES.items()
+           if getattr(cell, name) not in allowed]
+    if cell.seed is not None and (isinstance(cell.seed, bool) or not isinstance(cell.seed, int) or cell.seed < 0):
+        bad.append(f"seed={cell.seed!r}")
+    if bad:
+        raise CellError(f"unknown cell {', '.join(bad)}; expected {GRAMMAR}")
+    return _check_combination(cell, cell.id)
+
+
+def _check_combination(cell: Cell, cell_id: str) -> Cell:
+    """``cell`` when its fields go together (sweep levels and example manipulations need examples)."""
+    if cell.sweep_beta is not None and not (cell.informative and cell.has_examples):
+        raise CellError(f"unknown cell id {cell_id!r}: sweep levels _bNNN need 'learned' and 'info'; "
+                        f"expected {GRAMMAR}")
+    extras = cell.n_examples != config.N_EXAMPLES or cell.example_corr is not None or cell.example_corner
+    if extras and not cell.has_examples:
+        raise CellError(f"unknown cell id {cell_id!r}: example manipulations need 'learned'; expected {GRAMMAR}")
+    return cell
 
 
 def parse_cell(cell_id: "str | Cell") -> Cell:
-    """Parse a cell identifier; raise :class:`CellError` (one line, with the grammar) if malformed."""
+    """Parse a cell identifier; raise :class:`CellError` (one line, with the grammar) if malformed.
+
+    Only the boundary calls it on a value it was given (the command line, the notebooks, the
+    audit's ``Condition``; tests/test_imports.py lists where): everything below takes the
+    :class:`Cell` made there. A ``Cell`` given back is returned as it is.
+    """
     if isinstance(cell_id, Cell):
         return cell_id
     m = _PATTERN.match(str(cell_id).strip())
@@ -134,10 +175,4 @@ def parse_cell(cell_id: "str | Cell") -> Cell:
         example_corr=int(g["corr"]) / 100 if g["corr"] else None,
         example_corner=g["example_corner"],
     )
-    if cell.sweep_beta is not None and not (cell.informative and cell.has_examples):
-        raise CellError(f"unknown cell id {cell_id!r}: sweep levels _bNNN need 'learned' and 'info'; "
-                        f"expected {GRAMMAR}")
-    extras = cell.n_examples != config.N_EXAMPLES or cell.example_corr is not None or cell.example_corner
-    if extras and not cell.has_examples:
-        raise CellError(f"unknown cell id {cell_id!r}: example manipulations need 'learned'; expected {GRAMMAR}")
-    return cell
+    return _check_combination(cell, cell_id)

@@ -225,19 +225,18 @@ def assemble(cell: "str | Cell", cue: "str | Cue", first: list[str], second: lis
     if q.is_paper:
         return prompts.assemble(c, first, second, display=q.display)
     head = prompts.HEAD_LEARNED.format(n=c.n_examples) if c.has_examples else prompts.HEAD_ABSENT
-    block = _example_block(c.id, q) if c.has_examples else ""
+    block = _example_block(c, q) if c.has_examples else ""
     return head + block + patients_block(field_names(c, q), first, second, q.style)
 
 
 @functools.lru_cache(maxsize=64)
-def _example_block(cell_id: str, cue: Cue, target: str = "risk") -> str:
-    return example_block(cell_id, cue, target)
+def _example_block(cell: Cell, cue: Cue, target: str = "risk") -> str:
+    return example_block(cell, cue, target)
 
 
 @functools.lru_cache(maxsize=16)
-def _arm_rows(cell_id: str) -> tuple:
+def _arm_rows(c: Cell) -> tuple:
     """Per pair and arm: the displayed rows (target, comparator) and their groups."""
-    c = parse_cell(cell_id)
     out = []
     for pr in pairs(c).itertuples(index=False):
         arms = {}
@@ -260,7 +259,7 @@ def job_table(cell: "str | Cell", cue: "str | Cue" = "numeric") -> pd.DataFrame:
     else:
         _check_vocabulary(q, c)
         rows = []
-        for pair_id, i, j, arms in _arm_rows(c.id):
+        for pair_id, i, j, arms in _arm_rows(c):
             for arm in q.arms:
                 vi, vj = row_values(*arms[arm], c, q)
                 for order in config.ORDERS:
@@ -280,7 +279,7 @@ def probe_prompt(cell: "str | Cell", cue: "str | Cue", first: list[str], second:
     c, q = parse_cell(cell), parse_cue(cue)
     ex = examples(c if c.has_examples else c.with_(examples="learned"))
     head = PROBE_HEAD.format(n=len(ex.Y)) + (PROBE_ABSTAIN if variant == "abstain" else "")
-    return head + _example_block(c.id, q, "group") + patients_block(field_names(c, q), first, second, q.style)
+    return head + _example_block(c, q, "group") + patients_block(field_names(c, q), first, second, q.style)
 
 
 def probe_table(cell: "str | Cell", cue: "str | Cue" = "numeric", variant: str = "forced") -> pd.DataFrame:
@@ -292,7 +291,7 @@ def probe_table(cell: "str | Cell", cue: "str | Cue" = "numeric", variant: str =
     c, q = parse_cell(cell), parse_cue(cue)
     _check_vocabulary(q, c)
     rows = []
-    for pair_id, i, j, arms in _arm_rows(c.id):
+    for pair_id, i, j, arms in _arm_rows(c):
         (x1, a1), (x0, a0) = arms["cf_a1"], arms["cf_a0"]
         v1 = row_values(x1[:1], a1[:1], c, q)[0]
         v0 = row_values(x0[:1], a0[:1], c, q)[0]

@@ -20,8 +20,8 @@ from .population import population
 
 
 @functools.lru_cache(maxsize=32)
-def _edges(cell_id: str) -> tuple[tuple[float, float, float], ...]:
-    pop = population(cell_id)
+def _edges(c: Cell) -> tuple[tuple[float, float, float], ...]:
+    pop = population(c)
     cols = range(pop.L, pop.L + pop.M)
     return tuple(tuple(np.quantile(pop.X[:, c], [0.25, 0.5, 0.75])) for c in cols)
 
@@ -32,7 +32,7 @@ def quartile_edges(cell: "str | Cell") -> np.ndarray:
     # the factual population: informative level does not change displayed values
     base = c.with_(proxies="zero", sweep_beta=None, n_examples=config.N_EXAMPLES, example_corr=None,
                    example_corner=None)
-    return np.array(_edges(base.id))
+    return np.array(_edges(base))
 
 
 def bins(values: np.ndarray, edges: np.ndarray) -> np.ndarray:

@@ -286,8 +286,7 @@ def correlate_examples(sample: Sample, rho: float) -> Sample:
 
 
 @functools.lru_cache(maxsize=64)
-def _examples(cell_id: str) -> Sample:
-    c = parse_cell(cell_id)
+def _examples(c: Cell) -> Sample:
     corner = c.examples_corner
     if c.sweep_beta is not None:
         s = generate_sweep(c.k, corner, c.n_examples, c.example_seed, c.beta)
@@ -307,7 +306,7 @@ def examples(cell: "str | Cell") -> Sample:
     c = parse_cell(cell)
     if not c.has_examples:
         raise ValueError(f"cell {c.id} shows no examples")
-    return _examples(c.id)
+    return _examples(c)
 
 
 def arm_sample(cell: "str | Cell", i: int, arm: str, freeze_scaler: bool = False) -> Sample:

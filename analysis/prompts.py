@@ -66,8 +66,7 @@ def value_strings(X: np.ndarray, cell: "str | Cell", display: str = "numeric") -
 
 
 @functools.lru_cache(maxsize=64)
-def _example_block(cell_id: str, display: str) -> str:
-    c = parse_cell(cell_id)
+def _example_block(c: Cell, display: str) -> str:
     ex = examples(c)
     rows = [",".join(vals) + " -> " + fmt(y) for vals, y in zip(value_strings(ex.X, c, display), ex.Y)]
     return "\n\nTRAINING CASES (format: " + ", ".join(field_names(c)) + "  ->  risk):\n" + "\n".join(rows)
@@ -78,7 +77,7 @@ def assemble(cell: "str | Cell", first: list[str], second: list[str], display: s
     c = parse_cell(cell)
     names = field_names(c)
     head = HEAD_LEARNED.format(n=c.n_examples) if c.has_examples else HEAD_ABSENT
-    block = _example_block(c.id, display) if c.has_examples else ""
+    block = _example_block(c, display) if c.has_examples else ""
 
     def lines(vals):
         return "\n".join(f"  {n}: {v}" for n, v in zip(names, vals))

@@ -149,18 +149,18 @@ def normalise(df: pd.DataFrame, cell: "str | Cell | None" = None) -> pd.DataFram
 
 
 @functools.lru_cache(maxsize=512)
-def _load(model: str, cell_id: str, run: str | None) -> pd.DataFrame:
-    names = record_files(model, cell_id, run)
+def _load(model: str, cell: Cell, run: str | None) -> pd.DataFrame:
+    names = record_files(model, cell, run)
     if len(names) == 1:
         df = _read(names[0], None)
     else:
         df = pd.concat([_read(n, arm) for n, arm in zip(names, config.ARMS)], ignore_index=True)
-    return normalise(df, cell_id)
+    return normalise(df, cell)
 
 
 def load_records(model: str, cell: "str | Cell", run: str | None = None) -> pd.DataFrame:
     """The released per-call records of ``model`` in ``cell`` (a fresh copy)."""
-    return _load(model, parse_cell(cell).id, run).copy()
+    return _load(model, parse_cell(cell), run).copy()
 
 
 def released_cells(model: str) -> list[str]:

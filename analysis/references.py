@@ -51,8 +51,7 @@ def _pse_pp(pick1: np.ndarray, pick0: np.ndarray) -> float:
 
 
 @functools.lru_cache(maxsize=256)
-def _reference_pairs(cell_id: str) -> pd.DataFrame:
-    c = parse_cell(cell_id)
+def _reference_pairs(c: Cell) -> pd.DataFrame:
     pop = population(c)
     pr = pairs(c)
     i, j = pr["i"].to_numpy(), pr["j"].to_numpy()
@@ -80,13 +79,12 @@ def reference_pairs(cell: "str | Cell") -> pd.DataFrame:
     each counterfactual arm) and, in cells with examples, ``learner_factual, learner_a1,
     learner_a0`` (the reference learner's picks).
     """
-    return _reference_pairs(parse_cell(cell).id).copy()
+    return _reference_pairs(parse_cell(cell)).copy()
 
 
 @functools.lru_cache(maxsize=256)
-def _cell_references(cell_id: str) -> dict:
-    c = parse_cell(cell_id)
-    rp = _reference_pairs(cell_id)
+def _cell_references(c: Cell) -> dict:
+    rp = _reference_pairs(c)
     out = {
         "cell": c.id, "k": c.k, "corner": c.corner, "names": c.names, "examples": c.examples,
         "n_examples": c.n_examples if c.has_examples else 0, "beta": c.beta,
@@ -114,14 +112,13 @@ def cell_references(cell: "str | Cell") -> dict:
     >>> round(r["learner_pse_pp"], 2), round(r["fullinfo_pse_pp"], 2), round(r["learner_error"], 4)
     (23.23, 27.27, 0.0404)
     """
-    return dict(_cell_references(parse_cell(cell).id))
+    return dict(_cell_references(parse_cell(cell)))
 
 
 # --- category-indicator learner of the representation control --------------------------------
 
 @functools.lru_cache(maxsize=16)
-def _indicator_learner(cell_id: str) -> float:
-    c = parse_cell(cell_id)
+def _indicator_learner(c: Cell) -> float:
     pop, pr, ex = population(c), pairs(c), examples(c)
     learner = IndicatorLearner(c.L, quartile_edges(c)).fit(ex.X, ex.Y)
     i, j = pr["i"].to_numpy(), pr["j"].to_numpy()
@@ -140,7 +137,7 @@ def indicator_learner_pse(cell: "str | Cell" = "k12_LH_neutral_learned_zero") ->
     c = parse_cell(cell)
     if not c.has_examples:
         raise ValueError(f"cell {c.id} shows no examples; the indicator learner needs them")
-    return _indicator_learner(c.id)
+    return _indicator_learner(c)
 
 
 def reference_table(cells) -> pd.DataFrame:

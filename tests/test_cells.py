@@ -11,3 +11,61 @@ from analysis import cells
 def test_malformed_cell_ids(bad):
     with pytest.raises(cells.CellError, match=r"expected k\{6,12,18\}"):
         cells.parse_cell(bad)
+
+
+# --- a Cell from the boundary down (issue 21; STYLE 3) ------------------------------------------
+
+class _CountingPattern:
+    """Stands in for the grammar's regular expression and counts each id string parsed."""
+
+    def __init__(self, pattern):
+        self.pattern, self.ids = pattern, {}
+
+    def match(self, text):
+        self.ids[text] = self.ids.get(text, 0) + 1
+        return self.pattern.match(text)
+
+
+@pytest.fixture
+def parses(monkeypatch):
+    counter = _CountingPattern(cells._PATTERN)
+    monkeypatch.setattr(cells, "_PATTERN", counter)
+    return counter.ids
+
+
+def test_a_cell_changed_or_passed_down_is_not_parsed_again(parses):
+    c = cells.parse_cell("k12_LH_neutral_learned_zero")
+    assert parses == {"k12_LH_neutral_learned_zero": 1}
+    assert cells.parse_cell(c) is c
+    assert c.with_(proxies="info", sweep_beta=0.45) == cells.parse_cell("k12_LH_neutral_learned_info_b045")
+    assert c.with_(seed=20001).id == "k12_LH_neutral_learned_zero_s20001"
+    assert parses == {"k12_LH_neutral_learned_zero": 1, "k12_LH_neutral_learned_info_b045": 1}
+    with pytest.raises(cells.CellError, match="sweep levels"):
+        c.with_(examples="absent", proxies="info", sweep_beta=0.30)
+    with pytest.raises(cells.CellError, match=r"k=7"):
+        c.with_(k=7)
+
+
+def test_caches_below_the_boundary_key_on_the_cell(parses):
+    from analysis import references
+
+    c = cells.parse_cell("k6_LH_neutral_learned_zero")
+    references.reference_pairs(c)
+    hits = references._reference_pairs.cache_info().hits
+    references.reference_pairs(c)
+    assert references._reference_pairs.cache_info().hits == hits + 1
+    assert c in {k for k in [c]} and hash(c) == hash(cells.parse_cell(c.id))
+    assert sum(parses.values()) == 2  # the two parse_cell calls of this test, nothing below them
+
+
+def test_the_audit_parses_each_cell_id_once_per_condition(parses, tmp_path):
+    """Following the battery from audit.run.run_audit (the smoke battery, a simulated model): each
+    cell id is parsed where its Condition is made (twice: the battery's, then its first pairs'),
+    never below. Before issue 21 the same route parsed the two ids 138 times."""
+    import analysis.audit as A
+
+    res = A.run_audit("simulated", "reads-everything", tmp_path, battery="smoke", draws=200, progress=False,
+                      log=lambda *a: None)
+    assert res.complete
+    assert set(parses) == set(A.SMOKE_CELLS)
+    assert all(n <= 2 for n in parses.values()), parses

@@ -195,3 +195,145 @@ def test_module_length():
 @pytest.mark.parametrize("mod", sorted(MODULES))
 def test_every_module_parses(mod):
     ast.parse(MODULES[mod].read_text(encoding="utf-8"))
+
+
+# --- a cell id is parsed at the boundary only (issue 21; STYLE 3) ------------------------------
+#
+# The boundary: the command line (``analysis/cli.py``, every ``*/commands.py`` and
+# ``collection/batch_command.py``, the command module of ``collect --batch``), ``cells.py`` itself,
+# the notebooks (not scanned: they are not in the package) and the audit's ``Condition``, which
+# parses its cell id once when it is made (``Condition.parsed``). Below it a function takes the
+# :class:`~analysis.cells.Cell` made there: it never calls ``parse_cell`` on a value it was given
+# (a parameter, or an attribute or item of one), and no cached function keys on a ``cell_id`` string.
+
+#: modules of the boundary (every function in them may parse what it was given)
+BOUNDARY_MODULES = {f"{PKG}.cli", f"{PKG}.cells", f"{PKG}.collection.batch_command"}
+#: single functions of the boundary, ``module:qualified name``
+BOUNDARY_FUNCTIONS = {f"{PKG}.audit.batteries:Condition.__post_init__"}
+#: public functions below the boundary that still accept an id string (``str | Cell``) and parse it
+#: on entry (a ``Cell`` passes through unparsed). Not yet converted: each is called with strings from
+#: tests, doctests and modules of other studies. The list may only shrink: a new entry fails, and so
+#: does an entry that no longer parses (remove it).
+ACCEPTS_AN_ID: set[str] = {
+    "analysis.battery.cells:cell_result",
+    "analysis.battery.cells:summary_row",
+    "analysis.collection.jobs:job_list",
+    "analysis.collection.jobs:jobs_from_table",
+    "analysis.collection.replay:compare_with_release",
+    "analysis.collection.replay:simulated_coverage",
+    "analysis.collection.runner:collect",
+    "analysis.collection.subjects.replay:ReplaySubject.__init__",
+    "analysis.cues:assemble",
+    "analysis.cues:example_block",
+    "analysis.cues:field_names",
+    "analysis.cues:job_table",
+    "analysis.cues:probe_prompt",
+    "analysis.cues:probe_table",
+    "analysis.cues:row_values",
+    "analysis.encoding:quartile_edges",
+    "analysis.population:examples",
+    "analysis.population:pairs",
+    "analysis.population:population",
+    "analysis.prompts:assemble",
+    "analysis.prompts:field_names",
+    "analysis.prompts:job_table",
+    "analysis.prompts:render",
+    "analysis.prompts:value_strings",
+    "analysis.records:load_records",
+    "analysis.records:record_files",
+    "analysis.references:cell_references",
+    "analysis.references:indicator_learner_pse",
+    "analysis.references:reference_pairs",
+    "analysis.representation:full_information_pse",
+    "analysis.representation:learner_picks",
+    "analysis.representation:target_bins",
+    "analysis.representation:worked_example",
+    "analysis.validity.panel:cue_reference",
+    "analysis.validity.panel:panel",
+    "analysis.validity.replication:replicate_cells",
+    "analysis.validity.run:ValidityPlan.cues_of",
+    "analysis.validity.truth:_tables (cached on a cell_id string)",
+}
+
+
+def _is_boundary(mod: str, qualname: str) -> bool:
+    return (mod in BOUNDARY_MODULES or mod.endswith(".commands")
+            or f"{mod}:{qualname}" in BOUNDARY_FUNCTIONS)
+
+
+def _root_name(node) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _is_parse_cell(func) -> bool:
+    return (isinstance(func, ast.Name) and func.id == "parse_cell") or (
+        isinstance(func, ast.Attribute) and func.attr == "parse_cell")
+
+
+def _is_cache(decorator) -> bool:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+    return name in ("lru_cache", "cache")
+
+
+def parses_below_the_boundary(mod: str, path: Path) -> list[str]:
+    """``module:function`` of each function below the boundary that parses a cell id it was given,
+    or caches on a ``cell_id`` string."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[str] = []
+
+    def visit(node, scope: list[str], params: set[str]):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                args = child.args
+                names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+                names |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+                inner = scope + [getattr(child, "name", "<lambda>")]
+                qual = ".".join(inner)
+                if not _is_boundary(mod, qual) and any(_is_cache(d) for d in getattr(child, "decorator_list", [])) \
+                        and "cell_id" in names:
+                    found.append(f"{mod}:{qual} (cached on a cell_id string)")
+                visit(child, inner, params | names)
+            elif isinstance(child, ast.ClassDef):
+                visit(child, scope + [child.name], set())
+            else:
+                if (isinstance(child, ast.Call) and _is_parse_cell(child.func) and child.args
+                        and _root_name(child.args[0]) in params and not _is_boundary(mod, ".".join(scope))):
+                    found.append(f"{mod}:{'.'.join(scope)}")
+                visit(child, scope, params)
+
+    visit(tree, [], set())
+    return sorted(set(found))
+
+
+PARSES = sorted({hit for mod, path in MODULES.items() for hit in parses_below_the_boundary(mod, path)})
+
+
+def test_the_parse_check_finds_a_parse_of_a_given_value(tmp_path):
+    """The checker itself: a parameter (or its attribute) parsed below the boundary is found; a
+    literal, a Cell made here, and the boundary are not; a cache keyed on a cell_id string is found."""
+    f = tmp_path / "m.py"
+    f.write_text("from functools import lru_cache\n"
+                 "def below(cell):\n    return parse_cell(cell)\n"
+                 "def attr(cond):\n    return cells.parse_cell(cond.cell)\n"
+                 "def literal():\n    return parse_cell('k12_LH_neutral_learned_zero')\n"
+                 "@lru_cache\ndef cached(cell_id):\n    return 1\n"
+                 "class Condition:\n    def __post_init__(self):\n        parse_cell(self.cell)\n")
+    assert parses_below_the_boundary(f"{PKG}.m", f) == sorted([f"{PKG}.m:attr", f"{PKG}.m:below",
+                                                                f"{PKG}.m:cached (cached on a cell_id string)",
+                                                                f"{PKG}.m:Condition.__post_init__"])
+    assert parses_below_the_boundary(f"{PKG}.x.commands", f) == []
+    assert f"{PKG}.audit.batteries:Condition.__post_init__" in BOUNDARY_FUNCTIONS
+
+
+def test_no_function_below_the_boundary_parses_a_cell_id_it_was_given():
+    new = [p for p in PARSES if p not in ACCEPTS_AN_ID]
+    assert not new, ("functions below the boundary parse a cell id they were given (take a Cell instead; "
+                     "parse at the boundary, STYLE 3):\n" + "\n".join(new))
+
+
+def test_the_list_of_functions_still_taking_an_id_only_shrinks():
+    gone = sorted(ACCEPTS_AN_ID - set(PARSES))
+    assert not gone, "these no longer parse a given id; remove them from ACCEPTS_AN_ID:\n" + "\n".join(gone)

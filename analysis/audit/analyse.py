@@ -32,7 +32,7 @@ from .. import collection as C
 from .. import config, records, representation
 from .. import estimators as E
 from ..battery import learner_x, summary_row
-from ..cells import parse_cell
+from ..cells import Cell, parse_cell
 from ..judgments import judge
 from ..population import truth
 from ..records import NotReleased, normalise
@@ -51,7 +51,7 @@ def _interval(values, draws: int, seed: int = CONTRAST_SEED) -> dict:
     return interval(values, draws, seed)
 
 
-def subset_references(cell: str, n_pairs: int) -> dict:
+def subset_references(cell: Cell, n_pairs: int) -> dict:
     """Both references on the first ``n_pairs`` pairs of a cell (as :func:`analysis.references.cell_references`)."""
     rp = reference_pairs(cell).iloc[:n_pairs]
     out = {"fullinfo_pse_pp": 100 * float((rp["fullinfo_a1"] - rp["fullinfo_a0"]).mean()),
@@ -69,11 +69,11 @@ def condition_references(cond: Condition) -> dict:
     A condition on the first ``n_pairs`` pairs (the smoke battery) gets the references of those
     pairs, so that the model and the references are compared on the same replacements.
     """
-    ref = cell_references(cond.cell) if cond.n_pairs is None else subset_references(cond.cell, cond.n_pairs)
+    ref = cell_references(cond.parsed) if cond.n_pairs is None else subset_references(cond.parsed, cond.n_pairs)
     out = {"fullinfo_pse_pp": float(ref["fullinfo_pse_pp"]), "learner_pse_pp": float(ref["learner_pse_pp"]),
            "learner_error_pct": float(ref["learner_error_pct"]), "learner": "Bayesian linear regression"}
     if cond.display != "numeric":
-        out.update(learner_pse_pp=float(indicator_learner_pse(cond.cell)), learner_error_pct=float("nan"),
+        out.update(learner_pse_pp=float(indicator_learner_pse(cond.parsed)), learner_error_pct=float("nan"),
                    learner="category-indicator Bayesian linear regression")
     return out
 
@@ -107,7 +107,7 @@ def condition_row(cond: Condition, rec: pd.DataFrame, draws: int = config.BOOTST
     PSE over the pairs resolved in both counterfactual arms, seed 0 (PROTOCOL-representation
     §10.5), and no error.
     """
-    c = parse_cell(cond.cell)
+    c = cond.parsed
     refs = condition_references(cond)
     row = {"key": cond.key, "cell": cond.cell, "display": cond.display, "group": cond.group, "label": cond.label,
            "k": c.k, "corner": c.corner, "names": c.names, "examples": c.n_examples if c.has_examples else 0,
@@ -135,7 +135,7 @@ def condition_row(cond: Condition, rec: pd.DataFrame, draws: int = config.BOOTST
 
 def summary_condition_row(cond: Condition, model: str) -> dict:
     """A Sonnet no-example cell released only as a condition summary (``battery.summary_row``)."""
-    c = parse_cell(cond.cell)
+    c = cond.parsed
     s = summary_row(c)
     refs = condition_references(cond)
     row = {"key": cond.key, "cell": cond.cell, "display": cond.display, "group": cond.group, "label": cond.label,
@@ -275,7 +275,7 @@ def first_pairs_of(rec: pd.DataFrame, cond: Condition) -> pd.DataFrame:
     """The records of the condition's first ``n_pairs`` pairs (all records when it has no ``n_pairs``)."""
     if cond.n_pairs is None:
         return rec
-    keep = reference_pairs(cond.cell)["pair_id"].iloc[:cond.n_pairs]
+    keep = reference_pairs(cond.parsed)["pair_id"].iloc[:cond.n_pairs]
     return rec[rec["pair_id"].isin(keep)].reset_index(drop=True)
 
 
@@ -333,18 +333,17 @@ def released_loader(model: str) -> Callable[[Condition], pd.DataFrame]:
     def load(cond: Condition) -> pd.DataFrame:
         if cond.display != "numeric":
             return representation.load_rendering(model, cond.display, "learned")
-        return records.load_records(model, cond.cell)
+        return records.load_records(model, cond.parsed)
 
     return load
 
 
 @functools.lru_cache(maxsize=8)
-def _reference_models(keys: tuple[tuple[str, str, str, int | None], ...], draws: int) -> dict:
-    conds = [Condition(c, d, g, n) for c, d, g, n in keys]
-    return {m: analyse(released_loader(m), conds, draws, model=m) for m in PAPER_MODELS}
+def _reference_models(conditions: tuple[Condition, ...], draws: int) -> dict:
+    return {m: analyse(released_loader(m), list(conditions), draws, model=m) for m in PAPER_MODELS}
 
 
 def reference_models(conditions: list[Condition], draws: int = config.BOOTSTRAP_DRAWS) -> dict:
     """The paper's four models analysed exactly like the audited model, from the released records (cached)."""
-    return _reference_models(tuple((c.cell, c.display, c.group, c.n_pairs) for c in conditions), draws)
+    return _reference_models(tuple(conditions), draws)
 

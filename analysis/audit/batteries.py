@@ -17,7 +17,7 @@ from typing import Callable, Iterable
 from .. import collection as C
 from .. import config
 from ..battery import DIMENSION_CELLS
-from ..cells import parse_cell
+from ..cells import Cell, parse_cell
 from ..population import pairs
 from ..validity import card as validity_card
 
@@ -49,15 +49,17 @@ class Condition:
     group: str = "zero"
     #: the first ``n_pairs`` pairs of the cell only (None: all; the smoke battery's ``--pairs``)
     n_pairs: int | None = None
+    #: the :class:`~analysis.cells.Cell` of ``cell``, parsed once when the condition is made (the audit's
+    #: boundary, STYLE 3): everything below the audit takes it
+    parsed: Cell = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "parsed", parse_cell(self.cell))
 
     @property
     def key(self) -> str:
         """``CELL`` for the numeric display, ``CELL:display`` for a category display."""
         return self.cell if self.display == "numeric" else f"{self.cell}:{self.display}"
-
-    @property
-    def parsed(self):
-        return parse_cell(self.cell)
 
     @property
     def primary(self) -> str:
@@ -162,7 +164,7 @@ def select_conditions(conditions: list[Condition], only: Iterable[str] | None) -
 def n_calls(cond: Condition) -> int:
     """Calls of a condition: pairs x arms x 2 presentation orders (3 arms numeric, 2 for a category display)."""
     arms = len(config.ARMS) if cond.display == "numeric" else 2
-    n = len(pairs(cond.cell))
+    n = len(pairs(cond.parsed))
     return (n if cond.n_pairs is None else min(n, cond.n_pairs)) * arms * len(config.ORDERS)
 
 
@@ -172,7 +174,7 @@ def battery_calls(name: str = "core", n_pairs: int | None = None) -> int:
 
 
 @functools.lru_cache(maxsize=32)
-def _jobs(cell: str, display: str, n_pairs: int | None) -> tuple:
+def _jobs(cell: Cell, display: str, n_pairs: int | None) -> tuple:
     jobs = C.job_list(cell, display)
     if n_pairs is None:
         return tuple(jobs)
@@ -182,4 +184,4 @@ def _jobs(cell: str, display: str, n_pairs: int | None) -> tuple:
 
 def jobs_of(cond: Condition) -> list:
     """Every job of a condition (cached; :func:`analysis.collection.job_list`), first ``n_pairs`` pairs only if set."""
-    return list(_jobs(cond.cell, cond.display, cond.n_pairs))
+    return list(_jobs(cond.parsed, cond.display, cond.n_pairs))

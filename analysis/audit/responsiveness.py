@@ -55,7 +55,7 @@ def factual_pairs(rec: pd.DataFrame, cond: Condition) -> pd.DataFrame:
     for o in (0, 1):
         out[f"pick_o{o}"] = picks[o] if o in picks else np.nan
         out[f"first_o{o}"] = first[o] if o in first else np.nan
-    out["truth"] = truth(cond.cell).reindex(out.index).to_numpy()
+    out["truth"] = truth(cond.parsed).reindex(out.index).to_numpy()
     return out
 
 

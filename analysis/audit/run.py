@@ -49,7 +49,7 @@ def collect_audit(conditions: list[Condition], make: Callable[[], C.Subject], ou
             break
         remaining = None if max_cost is None else max(0.0, max_cost - spent_before - spent)
         subject = make()
-        res = C.collect(cond.cell, subject.provider, subject.model, out, display=cond.display,
+        res = C.collect(cond.parsed, subject.provider, subject.model, out, display=cond.display,
                         concurrency=concurrency, max_cost=remaining, policy=policy, timeout=timeout, prices=prices,
                         progress=progress, jobs=jobs_of(cond), subject=subject, stop=stop, price=price,
                         answer_format=answer_format)

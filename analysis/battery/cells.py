@@ -16,7 +16,7 @@ import pandas as pd
 
 from .. import config, data
 from .. import estimators as E
-from ..cells import parse_cell
+from ..cells import Cell, parse_cell
 from ..judgments import judge
 from ..population import examples
 from ..records import NotReleased, load_records
@@ -64,8 +64,7 @@ def sweep_pairs(model: str, names: str, seed: int | None = None) -> pd.MultiInde
 
 
 @functools.lru_cache(maxsize=None)
-def _cell_result(model: str, cell_id: str, pse_seed: int) -> dict:
-    c = parse_cell(cell_id)
+def _cell_result(model: str, c: Cell, pse_seed: int) -> dict:
     ref = cell_references(c)
     try:
         rec = load_records(model, c)
@@ -104,7 +103,7 @@ def cell_result(model: str, cell, pse_seed: int = config.CELL_PSE_SEED) -> dict:
     97 on its own). A Sonnet
     no-example LH cell without per-call records comes from the condition summary (``source``).
     """
-    return dict(_cell_result(model, parse_cell(cell).id, pse_seed))
+    return dict(_cell_result(model, parse_cell(cell), pse_seed))
 
 
 def battery_cells(model: str) -> list[str]:

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .. import config, cues, estimators
-from ..cells import parse_cell
+from ..cells import Cell, parse_cell
 from ..judgments import judge
 from ..learners import ReferenceLearner
 from ..population import arm_sample, examples, pairs
@@ -46,8 +46,7 @@ CORRELATION_DRAWS = 2000
 # --- references ---------------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=16)
-def _label_learner_pse(cell_id: str) -> float:
-    c = parse_cell(cell_id)
+def _label_learner_pse(c: Cell) -> float:
     ex = examples(c)
     learner = ReferenceLearner().fit(np.column_stack([ex.X, ex.A]), ex.Y)
     picks = {1: [], 0: []}
@@ -66,7 +65,7 @@ def cue_reference(cell, cue) -> dict:
     ref = cell_references(c)
     learner = float(ref["learner_pse_pp"]) if c.has_examples else math.nan
     if c.has_examples and q.label:
-        learner = _label_learner_pse(c.id)
+        learner = _label_learner_pse(c)
     elif c.has_examples and q.display != "numeric":
         learner = float(indicator_learner_pse(c))
     primary = "learner" if c.has_examples else "fullinfo"
