@@ -15,8 +15,6 @@ provider computes, which the tests treat as a defect).
 """
 from __future__ import annotations
 
-import hashlib
-
 import pandas as pd
 
 from . import battery, paths, population, products, representation, stamps, supplement, uci
@@ -82,7 +80,7 @@ def compute_all(providers=PROVIDERS) -> dict[str, object]:
 
 
 #: SHA-256 of what the claims check was computed from (:func:`inputs_fingerprint`), written beside it
-CHECK_FINGERPRINT = paths.DERIVED / "claims_check.inputs.sha256"
+CHECK_FINGERPRINT = stamps.CLAIMS_FINGERPRINT
 
 
 def inputs_fingerprint() -> str:
@@ -90,12 +88,7 @@ def inputs_fingerprint() -> str:
 
     The released inputs themselves are pinned by SHA-256 in ``data/registry.csv``, which is hashed.
     """
-    h = hashlib.sha256()
-    package = paths.ROOT / "analysis"
-    files = sorted(package.rglob("*.py")) + [paths.CLAIMS_REGISTRY, paths.INPUT_REGISTRY]
-    for f in files:
-        h.update(f.relative_to(paths.ROOT).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()
+    return stamps.package_fingerprint()
 
 
 def check_is_current() -> bool:

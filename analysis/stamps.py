@@ -116,6 +116,21 @@ def file_digest(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+#: beside the claims check: the :func:`package_fingerprint` it is current for (``analysis.claims.check_is_current``)
+CLAIMS_FINGERPRINT = paths.DERIVED / "claims_check.inputs.sha256"
+
+
+def package_fingerprint() -> str:
+    """SHA-256 over the package's sources and the two registries (the same on every machine): what
+    ``data/derived/claims_check.inputs.sha256`` holds when the claims check is current."""
+    h = hashlib.sha256()
+    package = paths.ROOT / PACKAGE
+    files = sorted(package.rglob("*.py")) + [paths.CLAIMS_REGISTRY, paths.INPUT_REGISTRY]
+    for f in files:
+        h.update(f.relative_to(paths.ROOT).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
 def tracked_inputs() -> list[Path]:
     """Files every step may read besides the package's Python: ``data/`` without ``data/derived/``,
     the package's non-Python files, and the pins."""
