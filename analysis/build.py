@@ -284,8 +284,8 @@ def main(argv: list[str] | None = None) -> int:
             run_step("claims", claims_key(), _claims, [paths.CLAIMS_CHECK], a.force)
             refresh_fingerprint()
         if a.report:
-            run_step("report", report_key(), _report_step, [paths.DERIVED / "claims_report.html", paths.ROOT / "README.md"],
-                     a.force)
+            outputs = [paths.DERIVED / "claims_report.html", paths.ROOT / "README.md"]
+            run_step("report", report_key(), _report_step, outputs, a.force)
     except BuildError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

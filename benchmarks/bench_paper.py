@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         times = [fn() for _ in range(max(1, a.repeat))]
         seconds = statistics.median(times)
         verdict = "within" if seconds <= TARGETS[name] else "over"
-        print(f"{name}: median {seconds:.1f} s of {', '.join(f'{t:.1f}' for t in times)} (target {TARGETS[name]:.0f} s: "
+        runs_text = ", ".join(f"{t:.1f}" for t in times)
+        print(f"{name}: median {seconds:.1f} s of {runs_text} (target {TARGETS[name]:.0f} s: "
               f"{verdict}; load average {load_average()})", flush=True)
     return 0
 
