@@ -48,7 +48,7 @@ def _json_rows(obj, name: str) -> list[dict]:
         else:
             rows.append({"provider": prov, "model": model, "input_usd_per_mtok": float(v[0]),
                          "output_usd_per_mtok": float(v[1]),
-                         "batch_price_factor": float(v[2]) if len(v) > 2 and v[2] is not None else None,
+                         "batch_price_factor": float(v[2]) if len(v) > 2 and v[2] is not None else math.nan,
                          "note": f"override {name}"})
     return rows
 
@@ -77,6 +77,7 @@ def load_prices(override: str | os.PathLike | None = None) -> pd.DataFrame:
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise CollectionError(f"price table {path} unreadable: {exc}") from None
     frames.append(pd.read_csv(DEFAULT_PRICES))
+    frames = [f.astype({c: float for c in PRICE_COLUMNS[2:5] if c in f and f[c].isna().all()}) for f in frames]
     df = pd.concat(frames, ignore_index=True)
     missing = [c for c in cols[:4] if c not in df]
     if missing:
