@@ -291,3 +291,15 @@ def test_offline_without_a_mirror_the_audit_writes_its_card_without_the_referenc
     assert sum("reference rows are left out" in line for line in proc.stdout.splitlines()) == 1
     assert card["settings"]["temperature_settable"] is True  # an offline subject: nothing to warn about
     assert pd.notna(card["conditions"][0]["pse_pp"])
+
+
+def test_a_batch_request_refused_for_a_sampling_parameter_is_one_line_and_never_resent(tmp_path, capsys):
+    out = tmp_path / "o"
+    with FakeBatchServer() as srv:
+        code = cli.main(["collect", "--cell", CELL, "--provider", "anthropic", "--model", CURRENT, "--base-url",
+                         srv.url, "--out", str(out), "--batch", "--poll-interval", "0.02", "--pairs", "1",
+                         "--settings", '{"temperature": 0}', "--no-progress"])
+        assert len(srv.sampling_errors) == 6 and set(srv.submitted.values()) == {1}  # not sent again
+    err = capsys.readouterr().err
+    assert code == 2 and _one_line(err) and "rejects the sampling parameter 'temperature'" in err
+    assert _answers(out) == 0
