@@ -250,13 +250,15 @@ def test_a_price_override_keeps_the_batch_factor(tmp_path, kind):
     assert B.batch_factor(t, "openai", "x") == 0.25 and B.batch_factor(t, "anthropic", "y") == 0.5
 
 
-@pytest.mark.parametrize("kind", ["csv", "json"])
+@pytest.mark.parametrize("kind", ["csv", "json", "flags"])
 def test_batch_with_a_price_override_prices_every_answer_and_max_cost_works(tmp_path, capsys, kind):
     out = tmp_path / "o"
+    given = (["--price-in", "3", "--price-out", "15"] if kind == "flags"
+             else ["--prices", str(_override(tmp_path, kind))])
     with FakeBatchServer() as srv:
         code = cli.main(["collect", "--cell", CELL, "--provider", "anthropic", "--model", "fake-sonnet", "--base-url",
                          srv.url, "--out", str(out), "--batch", "--poll-interval", "0.02", "--pairs", "4",
-                         "--prices", str(_override(tmp_path, kind)), "--max-cost", "5", "--no-progress"])
+                         *given, "--max-cost", "5", "--no-progress"])
         assert srv.sampling_errors == [] and set(srv.versions) == {NO_SAMPLING_FROM}
     text = capsys.readouterr()
     assert code == 0, text.err

@@ -162,7 +162,8 @@ def run_audit(provider: str, model: str, out: str | os.PathLike, *, battery: str
         concurrency = 8 if paid else 1
     if batch is not None:  # every pending job into the provider's batches (issue 14)
         runs = collection_batch.collect_conditions([jobs_of(c) for c in conditions], make, out, max_cost=max_cost,
-                                                   prices=prices, opts=batch, progress=progress, stop=stop, log=log)
+                                                   prices=prices, opts=batch, progress=progress, stop=stop, log=log,
+                                                   list_price=price)
     else:
         runs = collect_audit(conditions, make, out, concurrency=concurrency, max_cost=max_cost, policy=policy,
                              prices=prices, progress=progress, stop=stop, timeout=timeout, price=price,
