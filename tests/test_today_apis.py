@@ -141,6 +141,7 @@ def test_a_claude_audit_against_the_current_api_sends_no_sampling_parameter_and_
     assert card["settings"]["temperature_settable"] is False
     assert card["settings"]["sampling"] == "provider default sampling (temperature not settable)"
     assert "temperature" not in card["subject"]["request_settings"]["settings"]
+    assert "provider default sampling (temperature not settable)" in (out / "report_card.html").read_text()
 
 
 def test_an_older_api_version_takes_the_papers_temperature_zero(tmp_path):
