@@ -306,3 +306,17 @@ def test_a_batch_request_refused_for_a_sampling_parameter_is_one_line_and_never_
     err = capsys.readouterr().err
     assert code == 2 and _one_line(err) and "rejects the sampling parameter 'temperature'" in err
     assert _answers(out) == 0
+
+
+def test_a_pinned_older_api_version_goes_on_the_batch_and_takes_temperature_zero(tmp_path):
+    from analysis.collection import batch as B
+
+    jobs = C.job_list(CELL)[:6]
+    with FakeBatchServer() as srv:
+        subject = C.make_subject("anthropic", CURRENT, CELL, base_url=srv.url,
+                                 settings={"anthropic_version": "2023-06-01"})
+        res = B.collect_batch(jobs, subject, tmp_path, opts=B.BatchOptions(poll_interval=0.02), progress=False)
+        subject.close()
+        params = [p for b in srv.batches.values() for _, p in b["requests"]]
+        assert res[0].complete and srv.sampling_errors == [] and "2023-06-01" in srv.versions
+    assert len(params) == 6 and all(p["temperature"] == 0 and "extra_headers" not in p for p in params)

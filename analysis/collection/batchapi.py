@@ -95,6 +95,7 @@ def prompt_cache_factory(make):
 def anthropic_params(subject, prompt: str) -> dict:
     """The Messages API body of one job (the synchronous request; ``extra_body`` merged in)."""
     kw = subject.request_kwargs(prompt)
+    kw.pop("extra_headers", None)  # a pinned anthropic-version goes on the batch's create call (issue 20)
     extra = kw.pop("extra_body", None) or {}
     return {**kw, **extra}
 
@@ -191,7 +192,8 @@ class AnthropicBatches:
         return {"custom_id": cid, "params": anthropic_params(self.subject, self.subject.prompt_of(job))}
 
     def create(self, local_id: str, lines: list[dict]) -> tuple[str, str | None]:
-        return str(self.client.messages.batches.create(requests=lines).id), None
+        headers = self.subject._headers() if hasattr(self.subject, "_headers") else {}  # pinned API version
+        return str(self.client.messages.batches.create(requests=lines, **headers).id), None
 
     def retrieve(self, batch_id: str) -> tuple[str, bool, dict]:
         b = self.client.messages.batches.retrieve(batch_id)
