@@ -20,6 +20,9 @@ OPENAI_SETTINGS = [
                       "extra_body": {"enable_thinking": False}}),
     # DeepSeek through OpenRouter: temperature 0, forced tool, no cap stated
     ("deepseek/deepseek-v4-flash*", {"temperature": 0}),
+    # Claude behind an OpenAI-compatible gateway (e.g. OpenRouter): no temperature (sampling.py, issue 20)
+    ("anthropic/*", {"max_tokens": config.MAX_TOKENS}),
+    ("claude-*", {"max_tokens": config.MAX_TOKENS}),
     # DeepSeek-V4-Flash battery and any other endpoint: temperature 0, 64-token cap
     ("*", {"temperature": 0, "max_tokens": config.MAX_TOKENS}),
 ]

@@ -31,6 +31,8 @@ TEMPERATURE_TABLE = [
     ("anthropic", "*", False, "Messages API 2026-10-21 (anthropic SDK 2.14) rejects temperature, top_p and top_k "
                               "on every model"),
     ("openai", "gpt-5.6-terra*", False, "GPT-5.6 Terra rejects temperature (the paper used its default sampling)"),
+    ("openai", "anthropic/*", False, "Claude behind an OpenAI-compatible gateway: the Messages API takes none"),
+    ("openai", "claude-*", False, "Claude behind an OpenAI-compatible gateway: the Messages API takes none"),
     ("openai", "*", True, "OpenAI-compatible chat completions take temperature"),
 ]
 #: a 400 that names a sampling parameter (error messages of Anthropic, OpenAI, vLLM, OpenRouter)
