@@ -79,9 +79,10 @@ def model_error(exc: Exception, model: str | None) -> bool:
     """Whether a 404 body says the model is unknown (Anthropic ``not_found_error`` naming a model, OpenAI
     ``model_not_found``), as opposed to a route the server lacks (an HTML page, another body)."""
     kind, message, code = error_body(exc)
-    if code == "model_not_found":
-        return True
-    return kind == "not_found_error" and ("model" in message.lower() or bool(model and model in message))
+    low = message.lower()
+    if code == "model_not_found" or ("model" in low and ("not exist" in low or "not found" in low)):
+        return True  # OpenAI, vLLM ("The model `x` does not exist."), Ollama ("model 'x' not found")
+    return kind == "not_found_error" and ("model" in low or bool(model and model in message))
 
 
 def translate(sdk, exc: Exception, model: str | None = None) -> Exception:
