@@ -320,3 +320,22 @@ def test_a_pinned_older_api_version_goes_on_the_batch_and_takes_temperature_zero
         params = [p for b in srv.batches.values() for _, p in b["requests"]]
         assert res[0].complete and srv.sampling_errors == [] and "2023-06-01" in srv.versions
     assert len(params) == 6 and all(p["temperature"] == 0 and "extra_headers" not in p for p in params)
+
+
+@pytest.mark.parametrize("body, is_model", [
+    ({"type": "error", "error": {"type": "not_found_error", "message": "model: claude-x"}}, True),  # Anthropic
+    ({"message": "The model `x` does not exist or you do not have access to it.", "code": "model_not_found"}, True),
+    ({"object": "error", "message": "The model `x` does not exist.", "type": "NotFoundError", "code": 404}, True),
+    ({"error": "model 'x' not found"}, False),  # not an object: nothing to read
+    ({"error": {"message": "model 'x' not found, try pulling it first"}}, True),  # Ollama
+    ({"type": "error", "error": {"type": "not_found_error", "message": "Not Found"}}, False),  # a missing route
+    ({"detail": "Not Found"}, False), ("<html>404</html>", False), (None, False)])
+def test_a_404_is_a_model_error_only_when_its_body_says_so(body, is_model):
+    from analysis.collection.subjects.sdk import model_error
+
+    class Exc(Exception):
+        pass
+
+    exc = Exc()
+    exc.body = body
+    assert model_error(exc, "x") is is_model
