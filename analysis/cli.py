@@ -163,6 +163,7 @@ def _parser_collect(sub) -> None:
     ap.add_argument("--run", help="replay: GPT repeated-measurement run (a or b)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bars (for logs and CI)")
     _batch_arguments(ap)
+    _preflight_argument(ap)
     ap.add_argument("--export-batch", metavar="FILE",
                     help="write the pending requests as OpenAI-batch JSONL (for vllm run-batch or any engine); "
                          "call nothing")
@@ -183,6 +184,13 @@ def _batch_arguments(ap) -> None:
     ap.add_argument("--prompt-cache", action="store_true",
                     help="Anthropic: cache_control on the shared example block (off by default; a deviation from "
                          "the paper's request, with its own request key; the card says so)")
+
+
+def _preflight_argument(ap) -> None:
+    """``--no-preflight`` (collect and audit; issue 20)."""
+    ap.add_argument("--no-preflight", action="store_true",
+                    help="skip the preflight request (GET the model from the models route) before the first paid "
+                         "request, for a gateway without that route; a 404 that is not a model error only warns")
 
 
 def _parser_estimate(sub) -> None:
@@ -259,6 +267,7 @@ def _parser_audit(sub) -> None:
     ap.add_argument("--no-reference-models", action="store_true", help="leave out the paper's four models")
     ap.add_argument("--no-progress", action="store_true", help="no progress bars (for logs and CI)")
     _batch_arguments(ap)
+    _preflight_argument(ap)
     ap.set_defaults(func=cmd_audit)
 
 

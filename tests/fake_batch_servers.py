@@ -19,6 +19,12 @@ A batch ends after :attr:`polls_to_end` retrieve calls. Each request's fate is
 :attr:`live_resubmissions` lists every ``custom_id`` submitted while it was already in a live
 batch (the tests require it to stay empty).
 
+Today's APIs (issue 20): every Anthropic call must carry an ``anthropic-version`` header no later
+than :attr:`FakeBatchServer.api_version` (else the API's 400 ``invalid_request_error``); under
+``2026-10-21`` a request whose params hold ``temperature``, ``top_p`` or ``top_k`` ends ``errored``
+with the API's ``invalid_request_error`` (as the Message Batches API validates params per request).
+:attr:`sampling_errors` lists their custom ids.
+
 Also :func:`write_vllm_output`: a ``vllm run-batch`` style output file for a request file.
 """
 from __future__ import annotations
@@ -34,7 +40,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 from urllib.parse import urlsplit
 
-from fake_servers import prompt_of, simulated_answer
+from fake_servers import NO_SAMPLING_FROM, SAMPLING, prompt_of, simulated_answer
 
 
 def _iso(t: float) -> str:
@@ -122,11 +128,15 @@ class FakeBatchServer:
     """Both providers' batch APIs, in memory (see the module docstring)."""
 
     def __init__(self, answer: Callable[[str], int | None] | None = None,
-                 outcome: Callable[[str, int], str] | None = None, polls_to_end: int = 2):
+                 outcome: Callable[[str, int], str] | None = None, polls_to_end: int = 2,
+                 api_version: str = NO_SAMPLING_FROM):
         self.answer = answer or simulated_answer()
         self.outcome = outcome or (lambda cid, n: "succeeded")
         self.polls_to_end = polls_to_end
         self.submitted: Counter = Counter()
+        self.api_version = api_version
+        self.versions: list[str] = []
+        self.sampling_errors: list[str] = []  # custom ids errored for a sampling parameter
         self.live_resubmissions: list[str] = []
         self.calls: Counter = Counter()
         self.batches: dict[str, dict] = {}
@@ -182,7 +192,7 @@ class FakeBatchServer:
         if b["api"] == "anthropic":
             c = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
             for f in b["fates"].values():
-                c[f if b["ended"] else "processing"] += 1
+                c[("errored" if f == "invalid" else f) if b["ended"] else "processing"] += 1
             return c
         done = sum(f == "succeeded" for f in b["fates"].values()) if b["ended"] else 0
         failed = sum(f != "succeeded" for f in b["fates"].values()) if b["ended"] else 0
@@ -245,9 +255,19 @@ class FakeBatchServer:
                                      for p in parts))] += 1
         j = "application/json"
         if parts[:3] == ["v1", "messages", "batches"]:
+            version = next((v for k, v in headers.items() if k.lower() == "anthropic-version"), "")
+            self.versions.append(version)
+            if not version or version > self.api_version:
+                return 400, {"type": "error", "error": {"type": "invalid_request_error", "message":
+                             f"anthropic-version: {'header is required' if not version else 'unknown version'}"}}, j
             if len(parts) == 3 and method == "POST":
                 reqs = [(r["custom_id"], r["params"]) for r in json.loads(body)["requests"]]
-                return 200, self._anthropic_obj(self._new_batch("anthropic", reqs, {})), j
+                b = self._new_batch("anthropic", reqs, {"version": version})
+                for cid, params in reqs:  # params are validated per request: an invalid one ends errored
+                    if version >= NO_SAMPLING_FROM and any(p in params for p in SAMPLING):
+                        b["fates"][cid] = "invalid"
+                        self.sampling_errors.append(cid)
+                return 200, self._anthropic_obj(b), j
             if len(parts) == 3:
                 data = [self._anthropic_obj(b) for b in sorted(self.batches.values(), key=lambda b: -b["created"])
                         if b["api"] == "anthropic"]
@@ -270,6 +290,11 @@ class FakeBatchServer:
                     elif fate == "errored":
                         res = {"type": "errored", "error": {"type": "error", "error": {
                             "type": "api_error", "message": "internal error"}}}
+                    elif fate == "invalid":
+                        param = next(p for p in SAMPLING if p in params)
+                        res = {"type": "errored", "error": {"type": "error", "error": {
+                            "type": "invalid_request_error",
+                            "message": f"{param}: this parameter is not supported by API version {b['version']}"}}}
                     else:
                         res = {"type": fate}
                     lines.append({"custom_id": cid, "result": res})

@@ -42,6 +42,22 @@ json or text).
 
 ``latency`` adds a fixed delay to every answer (to keep a run going long enough to kill it).
 
+Today's APIs (issue 20). :class:`FakeAnthropic` checks the ``anthropic-version`` header the way the
+API does: missing, malformed or later than :attr:`FakeAnthropic.api_version` (the newest version the
+server speaks) -> 400 ``invalid_request_error``. Under ``2026-10-21`` (the version the pinned SDK
+sends) and later, ``temperature``, ``top_p`` and ``top_k`` are rejected with the API's 400 body
+``{"type": "error", "error": {"type": "invalid_request_error", "message": ...}, "request_id": ...}``;
+an older version (pinned with the setting ``anthropic_version``) takes them: ``FakeAnthropic(
+api_version="2023-06-01")`` is a server of the older behaviour. Both fakes serve the models routes
+(Anthropic ``GET /v1/models`` and ``/v1/models/{id}`` with ``lifecycle``, ``retires_at``,
+``max_input_tokens``; OpenAI ``GET /v1/models`` and ``/v1/models/{id}``). A model in :attr:`retired`
+answers every request with the 404 ``not_found_error`` body (OpenAI: ``model_not_found``); its
+models entry reads ``lifecycle: retired``. A model in :attr:`deprecated` is listed ``deprecated`` with
+its ``retires_at``: that is where the SDK and the preflight read a deprecation (neither SDK reads a
+deprecation response header; the anthropic SDK warns from its own table, ``anthropic._data``).
+``no_models_route`` makes the models routes 404 with a body that is not a model error (a gateway).
+:attr:`FakeOpenAI.rejects` names models that refuse ``temperature`` (400 ``unsupported_value``).
+
 Run standalone (used by the benchmark)::
 
     python tests/fake_servers.py {anthropic,openai} [--port N] [--answer simulated|one]
@@ -58,6 +74,9 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
+#: the Anthropic API version from which temperature, top_p and top_k are rejected on every model
+NO_SAMPLING_FROM = "2026-10-21"
+SAMPLING = ("temperature", "top_p", "top_k")
 FAULTS = ("429", "500", "529", "slow", "drop", "no_tool", "bad_patient", "bad_json", "wrong_tool", "401", "trickle",
           "hang", "html", "empty", "nonjson", "envelope", "context")
 
@@ -91,23 +110,22 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):  # noqa: N802 - http.server naming
         fake = self.server.fake
+        headers = {k.lower(): v for k, v in self.headers.items()}
         with fake._lock:
-            fake.gets.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}})
+            fake.gets.append({"path": self.path, "headers": headers})
         if fake.models_status:
             return self._send(fake.models_status, {"type": "error", "error": {
                 "type": "authentication_error", "message": "invalid x-api-key"}})
         path = self.path.split("?")[0].rstrip("/")
+        if fake.no_models_route:
+            return self._send(404, {"detail": "Not Found"})
+        refused = fake.check_headers(headers)
+        if refused:
+            return self._send(*refused)
         if path.endswith("/models"):
-            ids = fake.models if fake.models is not None else []  # an empty list: nothing to check
-            data = [{"id": m, "object": "model", **({"max_model_len": fake.context} if fake.context else {})}
-                    for m in ids]
-            return self._send(200, {"object": "list", "data": data})
+            return self._send(200, fake.model_list())
         if "/models/" in path:
-            mid = path.rsplit("/", 1)[1]
-            if fake.models is not None and mid not in fake.models:
-                return self._send(404, {"type": "error", "error": {"type": "not_found_error",
-                                                                   "message": f"model: {mid}"}})
-            return self._send(200, {"type": "model", "id": mid, "display_name": mid})
+            return self._send(*fake.model_entry(path.rsplit("/", 1)[1]))
         return self._send(404, {"error": {"message": f"no route {self.path}"}})
 
     def do_POST(self):  # noqa: N802 - http.server naming
@@ -121,6 +139,12 @@ class _Handler(BaseHTTPRequestHandler):
         n, fault = fake._register(self.path, dict(self.headers), body)
         if not self.path.rstrip("/").endswith(fake.endpoint):
             return self._send(404, {"error": {"type": "not_found_error", "message": f"no route {self.path}"}})
+        lower = {k.lower(): v for k, v in self.headers.items()}
+        refused = fake.check_headers(lower) or fake.check_body(body, lower)
+        if refused:
+            with fake._lock:
+                fake.refused.append((n, refused[0], refused[1]))
+            return self._send(*refused)
         if fault == "drop":
             # reset the connection: SO_LINGER with a zero timeout sends RST on close
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -214,7 +238,9 @@ class FakeServer:
                  served_model: str | None = None, retry_after: float = 0.2, slow_seconds: float = 2.0,
                  latency: float = 0.0, port: int = 0, keep_bodies: bool = True, trickle_seconds: float = 0.05,
                  hang_seconds: float = 30.0, models: list[str] | None = None, context: int | None = None,
-                 models_status: int | None = None, out_tokens: int = 20, in_tokens_per_char: float = 1 / 3):
+                 models_status: int | None = None, out_tokens: int = 20, in_tokens_per_char: float = 1 / 3,
+                 retired: dict[str, str] | None = None, deprecated: dict[str, str] | None = None,
+                 no_models_route: bool = False):
         self.answer = answer or simulated_answer()
         if isinstance(faults, (list, tuple)):
             plan = dict(enumerate(faults))
@@ -231,6 +257,9 @@ class FakeServer:
         self.trickle_seconds, self.hang_seconds = trickle_seconds, hang_seconds
         self.models, self.context, self.models_status = models, context, models_status
         self.out_tokens, self.in_tokens_per_char = out_tokens, in_tokens_per_char
+        self.retired, self.deprecated = dict(retired or {}), dict(deprecated or {})
+        self.no_models_route = no_models_route
+        self.refused: list[tuple[int, int, dict]] = []  # (n, status, body) of requests refused by the API rules
         self.gets: list[dict] = []
         self.requests: list[dict] = []  # {"n", "t", "path", "headers", "body", "fault"}
         self.ok: list[tuple[int, str, str | None]] = []  # (n, prompt sha, fault) of 200 replies sent
@@ -305,6 +334,24 @@ class FakeServer:
     def reply(self, n: int, body: dict, prompt: str, patient, fault) -> dict:
         raise NotImplementedError
 
+    # -- the API's rules (issue 20) --------------------------------------------------------
+    def check_headers(self, headers: dict) -> tuple[int, dict] | None:
+        """``(status, body)`` of a request the API refuses for its headers, else None."""
+        return None
+
+    def check_body(self, body: dict, headers: dict) -> tuple[int, dict] | None:
+        """``(status, body)`` of a request the API refuses for its body (retired model, sampling), else None."""
+        return None
+
+    def served(self, mid: str) -> bool:
+        return self.models is None or mid in self.models or mid in self.retired
+
+    def model_list(self) -> dict:
+        raise NotImplementedError
+
+    def model_entry(self, mid: str) -> tuple[int, dict]:
+        raise NotImplementedError
+
 
 def _sha(prompt: str) -> str:
     import hashlib
@@ -313,9 +360,59 @@ def _sha(prompt: str) -> str:
 
 
 class FakeAnthropic(FakeServer):
-    """Fake Anthropic Messages API (``POST /v1/messages``)."""
+    """Fake Anthropic Messages API (``POST /v1/messages``), by default at API version ``2026-10-21``."""
 
     endpoint = "/v1/messages"
+
+    def __init__(self, *args, api_version: str = NO_SAMPLING_FROM, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.api_version = api_version
+        self.versions: list[str] = []  # the anthropic-version of every request and GET
+
+    @staticmethod
+    def error(status: int, kind: str, message: str) -> tuple[int, dict]:
+        return status, {"type": "error", "error": {"type": kind, "message": message},
+                        "request_id": f"req_fake{status}{len(message):04d}"}
+
+    def check_headers(self, headers):
+        v = headers.get("anthropic-version")
+        with self._lock:
+            self.versions.append(v or "")
+        if not v:
+            return self.error(400, "invalid_request_error", "anthropic-version: header is required")
+        if len(v) != 10 or v[4] != "-" or v[7] != "-" or v > self.api_version:
+            return self.error(400, "invalid_request_error", f"anthropic-version: unknown version {v!r}")
+        return None
+
+    def check_body(self, body, headers):
+        mid = str(body.get("model", ""))
+        if mid in self.retired:
+            return self.error(404, "not_found_error", f"model: {mid}")
+        version = headers.get("anthropic-version") or self.api_version
+        sent = [p for p in SAMPLING if p in body]
+        if sent and version >= NO_SAMPLING_FROM:
+            return self.error(400, "invalid_request_error",
+                              f"{sent[0]}: this parameter is not supported by API version {version}; "
+                              f"sampling is set by the model")
+        return None
+
+    def _info(self, mid: str) -> dict:
+        lifecycle = "retired" if mid in self.retired else "deprecated" if mid in self.deprecated else "active"
+        when = self.retired.get(mid) or self.deprecated.get(mid)
+        return {"type": "model", "id": mid, "display_name": mid, "created_at": "2026-01-01T00:00:00Z",
+                "lifecycle": lifecycle, "deprecated_at": "2026-06-01T00:00:00Z" if when else None,
+                "retires_at": f"{when}T00:00:00Z" if when else None, "max_input_tokens": self.context,
+                "max_tokens": 64_000, "capabilities": None, "line": None}
+
+    def model_list(self):
+        data = [self._info(m) for m in list(self.models or []) + list(self.retired) + list(self.deprecated)]
+        return {"data": data, "has_more": False, "first_id": data[0]["id"] if data else None,
+                "last_id": data[-1]["id"] if data else None}
+
+    def model_entry(self, mid):
+        if not self.served(mid) and mid not in self.deprecated:
+            return self.error(404, "not_found_error", f"model: {mid}")
+        return 200, self._info(mid)
 
     @property
     def url(self) -> str:
@@ -344,6 +441,39 @@ class FakeOpenAI(FakeServer):
     """Fake OpenAI-compatible chat-completions API (``POST /v1/chat/completions``)."""
 
     endpoint = "/chat/completions"
+
+    def __init__(self, *args, rejects: tuple[str, ...] = ("gpt-5.6-terra",), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.rejects = tuple(rejects)  # model prefixes that refuse a temperature (reasoning models)
+
+    @staticmethod
+    def error(status: int, message: str, code: str, param: str | None = None) -> tuple[int, dict]:
+        return status, {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}
+
+    def check_body(self, body, headers):
+        mid = str(body.get("model", ""))
+        if mid in self.retired:
+            return self.error(404, f"The model `{mid}` does not exist or you do not have access to it.",
+                              "model_not_found")
+        if "temperature" in body and mid.startswith(self.rejects):
+            return self.error(400, f"Unsupported value: 'temperature' does not support {body['temperature']} with "
+                                   f"this model. Only the default (1) value is supported.", "unsupported_value",
+                              "temperature")
+        return None
+
+    def _entry(self, mid: str) -> dict:
+        return {"id": mid, "object": "model", "created": 1_790_000_000, "owned_by": "fake",
+                **({"max_model_len": self.context} if self.context else {})}
+
+    def model_list(self):
+        ids = self.models if self.models is not None else []  # an empty list: nothing to check
+        return {"object": "list", "data": [self._entry(m) for m in ids]}
+
+    def model_entry(self, mid):
+        if not self.served(mid) or mid in self.retired:
+            return self.error(404, f"The model `{mid}` does not exist or you do not have access to it.",
+                              "model_not_found")
+        return 200, self._entry(mid)
 
     @property
     def url(self) -> str:

@@ -145,7 +145,7 @@ def test_anthropic_request_body(tmp_path, jobs):
         headers = srv.requests[0]["headers"]
     assert res.complete and len(bodies) == 6
     body = bodies[0]
-    assert body["temperature"] == 0  # sent via extra_body: SDK 2.x has no temperature argument
+    assert not {"temperature", "top_p", "top_k"} & set(body)  # API 2026-10-21 takes no sampling parameter (issue 20)
     assert body["max_tokens"] == 64
     assert body["model"] == "claude-sonnet-4-5"
     assert "system" not in body and "thinking" not in body
@@ -155,7 +155,7 @@ def test_anthropic_request_body(tmp_path, jobs):
                                                "properties": {"patient": {"type": "integer", "enum": [1, 2]}},
                                                "required": ["patient"]}}]
     assert body["tool_choice"] == {"type": "tool", "name": "choose"}
-    assert set(body) == {"model", "max_tokens", "messages", "tools", "tool_choice", "temperature"}
+    assert set(body) == {"model", "max_tokens", "messages", "tools", "tool_choice"}
     assert headers["x-stainless-retry-count"] == "0"  # the SDK's own retries are off: ours apply
     meta = json.loads(res.metadata_path.read_text())
     assert meta["model_requested"] == "claude-sonnet-4-5"
@@ -298,7 +298,7 @@ def test_rerun_never_requests_a_persisted_answer(tmp_path, jobs):
         assert srv.count == 30
         # a different request setting is a different request: asked again
         C.collect(CELL, "anthropic", "m", tmp_path, base_url=srv.url, jobs=sub[:2], concurrency=1,
-                  progress=False, settings={"temperature": 1})
+                  progress=False, settings={"max_tokens": 32})  # (API 2026-10-21 takes no temperature)
         assert srv.count == 32
     assert res.complete and len(_read_records(res.records_path)) == 30
 

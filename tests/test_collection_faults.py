@@ -413,7 +413,7 @@ def test_preflight_unreachable_bad_key_unknown_model(tmp_path, capsys):
             code = collect_cli(*_base(srv, tmp_path / "c", "m", "openai" if server is FakeOpenAI else "anthropic"))
             assert srv.count == 0 and len(srv.gets) == 1
         err = capsys.readouterr().err
-        assert code == 2 and _one_line(err) and "'m' is not served" in err
+        assert code == 2 and _one_line(err) and "model m is not served (retired or misspelled)" in err
 
 
 def test_a_streak_of_connection_failures_stops_with_exit_3_resumable(tmp_path, capsys):

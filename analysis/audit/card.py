@@ -73,7 +73,11 @@ def provenance(out: str | os.PathLike, subject: C.Subject, conditions: list[Cond
         n_records += int(meta["n_records"])
         n_invalid += int(meta["n_invalid"])
         files.append(meta.get("records_file"))
+    # temperature_settable and sampling (issue 20): live subjects say; offline ones sample nothing live
+    sampling = (subject.sampling() if hasattr(subject, "sampling")
+                else {"temperature_settable": True, "sampling": f"no live sampling ({subject.provider} subject)"})
     return {"provider": subject.provider, "model_requested": subject.model, "models_served": served,
+            "sampling": sampling,
             "request_key": key, "request_settings": json.loads(settings),
             "base_url": meta.get("base_url"), "sdk_versions": meta.get("sdk_versions") or C.sdk_versions(),
             "collection_dates_utc": sorted(dates), "tokens": tokens, "cost_usd": cost, "n_records": n_records,
@@ -123,7 +127,8 @@ METHOD_NOTES = [
 
 def report_card(analysis: dict, conditions: list[Condition], *, battery: str, subject_info: dict,
                 references: dict | None, draws: int, plan: pd.DataFrame | None = None,
-                after: pd.DataFrame | None = None, answer_format: str = "tool") -> dict:
+                after: pd.DataFrame | None = None, answer_format: str = "tool",
+                references_note: str | None = None) -> dict:
     """The card's JSON: subject, battery, responsiveness, conditions (with the reference models' rows), sections, summary.
 
     A smoke battery's card starts with ``notice`` (a smoke test on a subset, not the protocol).
@@ -158,7 +163,8 @@ def report_card(analysis: dict, conditions: list[Condition], *, battery: str, su
                                "slope": config.SLOPE_SEED, "pooled_slope": config.POOLED_SLOPE_SEED,
                                "contrasts": CONTRAST_SEED},
                      "display_margin_pp": config.REPRESENTATION_MARGIN_PP,
-                     "slope_margin": config.EQUIVALENCE_MARGIN, "answer_format": answer_format},
+                     "slope_margin": config.EQUIVALENCE_MARGIN, "answer_format": answer_format,
+                     **(subject_info.get("sampling") or {})},  # temperature_settable, sampling (issue 20)
         "responsiveness": resp or None,
         "interpretable": resp.get("interpretable"),
         "conditions": rows,
@@ -169,6 +175,8 @@ def report_card(analysis: dict, conditions: list[Condition], *, battery: str, su
         "reading_guide": READING_GUIDE,
         "method_notes": METHOD_NOTES,
     }
+    if references_note:  # the release could not be fetched: the card is written without the paper's rows
+        card["reference_models_note"] = references_note
     if references:
         card["reference_models"] = {
             m: {"name": config.MODELS[m][0],
@@ -244,8 +252,9 @@ def summary_statements(card: dict) -> list[str]:
 
 
 def _invalid_statement(card: dict) -> list[str]:
+    """The closing lines: invalid answers, and why the paper's reference rows are missing (issue 20)."""
     sub = card.get("subject") or {}
-    out = []
+    out = [card["reference_models_note"]] if card.get("reference_models_note") else []
     if sub.get("n_invalid"):
         out.append(f"{sub['n_invalid']:,} of {sub['n_records']:,} answers were invalid (no usable choice); they are "
                    f"recorded as missing, never substituted, and a pair without a valid answer in an arm drops out "

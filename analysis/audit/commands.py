@@ -82,7 +82,8 @@ def audit(a: argparse.Namespace) -> int:
                             stop=stop, n_pairs=a.pairs, price_in=a.price_in, price_out=a.price_out,
                             answer_format=a.answer_format,
                             batch=batch_command.options(a) if getattr(a, "batch", False) else None,
-                            prompt_cache=getattr(a, "prompt_cache", False))
+                            prompt_cache=getattr(a, "prompt_cache", False),
+                            preflight=not getattr(a, "no_preflight", False))
         if a.dry_run:
             return 0
         if not res.complete and stop.is_set():

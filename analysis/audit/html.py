@@ -168,6 +168,7 @@ def provenance_rows(card: dict) -> list[list]:
     sub = card["subject"]
     tok = sub.get("tokens") or {}
     return [["request settings", Markup("<code>{}</code>").format(json.dumps(sub.get("request_settings"), sort_keys=True))],
+            ["sampling", card["settings"].get("sampling") or "n/a"],  # issue 20
             ["base URL", sub.get("base_url") or "default"],
             ["collection dates (UTC)", ", ".join(sub.get("collection_dates_utc") or [])],
             ["tokens", f"input {tok.get('input', 0):,}, output {tok.get('output', 0):,}"],

@@ -16,7 +16,7 @@ from typing import Callable, Iterable
 import pandas as pd
 
 from .. import collection as C
-from .. import config
+from .. import config, data
 from ..collection import batch as collection_batch, batchapi  # audit --batch / --prompt-cache (issue 14)
 from .analyse import analyse, collected_loader, reference_models
 from .batteries import Condition, battery_conditions, first_pairs, jobs_of, select_conditions
@@ -30,7 +30,7 @@ def collect_audit(conditions: list[Condition], make: Callable[[], C.Subject], ou
                   concurrency: int = 8, max_cost: float | None = None, policy: C.RetryPolicy = C.RetryPolicy(),
                   prices: str | os.PathLike | None = None, progress: bool = True,
                   stop: threading.Event | None = None, timeout: float = 60.0, price: tuple[float, float] | None = None,
-                  answer_format: str = "tool", log=print) -> list[C.RunResult]:
+                  answer_format: str = "tool", log=print, preflight: bool = True) -> list[C.RunResult]:
     """Collect every condition through :func:`analysis.collection.collect` (ledger, retries, resume).
 
     ``max_cost`` is the budget of the folder: what earlier runs spent under the same request
@@ -52,7 +52,7 @@ def collect_audit(conditions: list[Condition], make: Callable[[], C.Subject], ou
         res = C.collect(cond.parsed, subject.provider, subject.model, out, display=cond.display,
                         concurrency=concurrency, max_cost=remaining, policy=policy, timeout=timeout, prices=prices,
                         progress=progress, jobs=jobs_of(cond), subject=subject, stop=stop, price=price,
-                        answer_format=answer_format)
+                        answer_format=answer_format, preflight=preflight)
         spent += res.cost_usd or 0.0
         results.append(res)
         state = "complete" if res.complete else f"incomplete ({res.stopped or 'unanswered jobs'})"
@@ -61,6 +61,19 @@ def collect_audit(conditions: list[Condition], make: Callable[[], C.Subject], ou
             break
     return results
 
+
+
+def reference_rows_or_reason(conditions: list[Condition], draws: int, log=print) -> tuple[dict | None, str | None]:
+    """The paper's four reference rows, or ``(None, why)`` when their released records cannot be fetched
+    (offline, no mirror): the card about the user's model is written without them (issue 20)."""
+    try:
+        return reference_models(conditions, draws), None
+    except data.InputError as exc:
+        why = (f"The paper's four reference rows are left out: their released records could not be fetched "
+               f"({str(exc)[:200]}); run `python -m analysis data` online (or set PROXY_AUDIT_MIRROR) and rerun "
+               f"the same command to add them.")
+        log(f"note: {why}")
+        return None, why
 
 
 def write_report(card: dict, out: str | os.PathLike) -> tuple[Path, Path]:
@@ -97,7 +110,7 @@ def run_audit(provider: str, model: str, out: str | os.PathLike, *, battery: str
               progress: bool = True, stop: threading.Event | None = None, n_pairs: int | None = None,
               price_in: float | None = None, price_out: float | None = None, answer_format: str = "tool",
               batch: "collection_batch.BatchOptions | None" = None, prompt_cache: bool = False,
-              log=print) -> AuditResult:
+              log=print, preflight: bool = True) -> AuditResult:
     """Plan, collect (resumable), estimate, judge and write the report card.
 
     Returns an :class:`AuditResult`; ``complete`` is False (and no card is written) while any
@@ -149,11 +162,12 @@ def run_audit(provider: str, model: str, out: str | os.PathLike, *, battery: str
         concurrency = 8 if paid else 1
     if batch is not None:  # every pending job into the provider's batches (issue 14)
         runs = collection_batch.collect_conditions([jobs_of(c) for c in conditions], make, out, max_cost=max_cost,
-                                                   prices=prices, opts=batch, progress=progress, stop=stop, log=log)
+                                                   prices=prices, opts=batch, progress=progress, stop=stop, log=log,
+                                                   list_price=price)
     else:
         runs = collect_audit(conditions, make, out, concurrency=concurrency, max_cost=max_cost, policy=policy,
                              prices=prices, progress=progress, stop=stop, timeout=timeout, price=price,
-                             answer_format=answer_format, log=log)
+                             answer_format=answer_format, log=log, preflight=preflight)
     after = plan_audit(conditions, make, out, prices, price)  # the actual usage against the estimate
     if tokens_line(after):
         log(tokens_line(after))
@@ -170,9 +184,9 @@ def run_audit(provider: str, model: str, out: str | os.PathLike, *, battery: str
             info["simulated"] = {"preset": smodel, "seed": seed}
     finally:
         subject.close()
-    refs = reference_models(conditions, draws) if reference_rows else None
+    refs, refs_note = reference_rows_or_reason(conditions, draws, log) if reference_rows else (None, None)
     card = report_card(analysis, conditions, battery=battery, subject_info=info, references=refs, draws=draws,
-                       plan=plan, after=after, answer_format=answer_format)
+                       plan=plan, after=after, answer_format=answer_format, references_note=refs_note)
     jpath, hpath = write_report(card, out)
     log(f"report card: {hpath}\n             {jpath}")
     return AuditResult(plan, runs, complete=True, card=card, json_path=jpath, html_path=hpath)

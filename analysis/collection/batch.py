@@ -60,7 +60,7 @@ from .errors import CollectionError, Fatal, Transient
 from .jobs import Job, now_utc, sha256_text
 from .ledger import LEDGER_NAME, Ledger, check_ledger, ledger_lock
 from .outputs import answer_row, check_writable, write_outputs
-from .pricing import DEFAULT_PRICES, cost_of, estimate_tokens, load_prices, price_for
+from .pricing import DEFAULT_PRICES, PROVIDER_BATCH_FACTOR, cost_of, estimate_tokens, load_prices, price_for
 from .redaction import REDACT
 from .retries import Outcome
 from .runner import RunResult
@@ -429,9 +429,13 @@ def batch_factor(prices: pd.DataFrame, provider: str, model: str) -> float | Non
     return None
 
 
-def batch_price(prices: pd.DataFrame, provider: str, model: str) -> tuple[float, float] | None:
-    """``(input, output)`` USD per million tokens at the batch price (list price x factor), or None."""
-    price, f = price_for(prices, provider, model), batch_factor(prices, provider, model)
+def batch_price(prices: pd.DataFrame, provider: str, model: str,
+                list_price: tuple[float, float] | None = None) -> tuple[float, float] | None:
+    """``(input, output)`` USD per million tokens at the batch price (list price x factor), or None.
+    ``list_price`` (``--price-in/--price-out``) replaces the table's list price; the factor is the
+    table row's, else the provider's (issue 20: prices given, every answer priced)."""
+    price, f = list_price or price_for(prices, provider, model), batch_factor(prices, provider, model)
+    f = PROVIDER_BATCH_FACTOR.get(provider) if f is None and list_price is not None else f
     return None if price is None or f is None else (price[0] * f, price[1] * f)
 
 
@@ -456,7 +460,7 @@ def _groups(jobs: list["Job"]) -> dict[tuple[str, str], list["Job"]]:
 def collect_batch(jobs: list["Job"], subject, out: str | Path, *, ledger_path: str | Path | None = None,
                   prices: str | Path | None = None, max_cost: float | None = None, opts: BatchOptions | None = None,
                   progress: bool = True, stop: threading.Event | None = None, run_info: dict | None = None,
-                  client=None) -> list["RunResult"]:
+                  client=None, list_price: tuple[float, float] | None = None) -> list["RunResult"]:
     """Collect every job (any cells) of one subject through batches, then write each cell's records + metadata.
 
     One :class:`RunResult` per (cell, display); the run's request counts are on the first one.
@@ -466,7 +470,7 @@ def collect_batch(jobs: list["Job"], subject, out: str | Path, *, ledger_path: s
     check_writable(out)
     check_ledger(ledger_path)
     table = load_prices(prices)
-    price = batch_price(table, subject.provider, subject.model)
+    price = batch_price(table, subject.provider, subject.model, list_price)
     if max_cost is not None and price is None:
         raise CollectionError(f"--max-cost needs a batch price for {subject.provider}/{subject.model}: give "
                                 f"--prices FILE with input/output prices and batch_price_factor")
@@ -519,7 +523,8 @@ def spent(ledger_path: Path, subject) -> float:
 
 def collect_conditions(job_lists: list[list["Job"]], make, out: str | Path, *, max_cost: float | None = None,
                        prices: str | Path | None = None, opts: BatchOptions | None = None, progress: bool = True,
-                       stop: threading.Event | None = None, log=print) -> list["RunResult"]:
+                       stop: threading.Event | None = None, log=print,
+                       list_price: tuple[float, float] | None = None) -> list["RunResult"]:
     """``audit --batch``: every pending job of every condition into the same batches (one subject from ``make``).
 
     ``max_cost`` is the budget of the folder, as for the synchronous audit: what the ledger already
@@ -530,7 +535,7 @@ def collect_conditions(job_lists: list[list["Job"]], make, out: str | Path, *, m
         remaining = None if max_cost is None else max(0.0, max_cost - spent(Path(out) / LEDGER_NAME, subject))
         jobs = [jb for jl in job_lists for jb in jl]
         results = collect_batch(jobs, subject, out, prices=prices, max_cost=remaining, opts=opts, progress=progress,
-                                stop=stop)
+                                stop=stop, list_price=list_price)
     finally:
         subject.close()
     for r in results:

@@ -29,7 +29,7 @@ from .jobs import job_list
 from .ledger import LEDGER_NAME, Ledger, check_ledger, ledger_lock
 from .outputs import check_writable, write_outputs
 from .plan import plan
-from .pricing import load_prices
+from .pricing import check_price, load_prices
 from .retries import RetryPolicy
 from .runner import collect as collect_cell
 from .subjects import make_subject, request_key
@@ -162,13 +162,15 @@ def collect(args: argparse.Namespace, settings: dict | None, signals) -> int:
             print(describe_batch_price(p.cost_usd, p.cost_cap_usd, factor))
         subject.close()
         return 0
-    if batch_price(load_prices(args.prices), subject.provider, subject.model) is None and args.max_cost is not None:
+    list_price = check_price(getattr(args, "price_in", None), getattr(args, "price_out", None))  # issue 20
+    if (batch_price(load_prices(args.prices), subject.provider, subject.model, list_price) is None
+            and args.max_cost is not None):
         raise CollectionError("--max-cost with --batch needs a batch price (batch_price_factor in the price table)")
     with signals() as sig:
         try:
             results = collect_batch(jobs, subject, args.out, ledger_path=args.ledger, prices=args.prices,
                                     max_cost=args.max_cost, opts=options(args), progress=not args.no_progress,
-                                    stop=sig.stop, run_info={"api_key_env": args.api_key_env})
+                                    stop=sig.stop, run_info={"api_key_env": args.api_key_env}, list_price=list_price)
         finally:
             subject.close()
     status = _print_results(results)

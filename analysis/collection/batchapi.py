@@ -24,10 +24,11 @@ from typing import Iterator
 import pandas as pd
 
 from .answers import Reply, patient_from_content, patient_from_tool_calls
-from .errors import CollectionError
+from .errors import CollectionError, SamplingRejected
 from .jobs import Job
 from .redaction import REDACT
 from .subjects.anthropic import AnthropicSubject
+from .subjects.sampling import sampling_param_named, sampling_rejected_line
 from .subjects.sdk import translate
 
 ANTHROPIC_CAPS = (100_000, 256 * 1024 * 1024)
@@ -94,6 +95,7 @@ def prompt_cache_factory(make):
 def anthropic_params(subject, prompt: str) -> dict:
     """The Messages API body of one job (the synchronous request; ``extra_body`` merged in)."""
     kw = subject.request_kwargs(prompt)
+    kw.pop("extra_headers", None)  # a pinned anthropic-version goes on the batch's create call (issue 20)
     extra = kw.pop("extra_body", None) or {}
     return {**kw, **extra}
 
@@ -151,6 +153,15 @@ def reply_from_openai(body: dict, answer_format: str = "tool") -> Reply:
                  int(u.get("completion_tokens") or 0), REDACT(raw)[:200], str(choice.get("finish_reason") or ""))
 
 
+def refused_sampling(error, model: str) -> None:
+    """Raise :class:`SamplingRejected` for a batch result refused for a sampling parameter (issue 20)."""
+    inner = error.get("error", error) if isinstance(error, dict) else None
+    if isinstance(inner, dict) and inner.get("type") == "invalid_request_error":
+        param = sampling_param_named(inner.get("message", ""))
+        if param:
+            raise SamplingRejected(sampling_rejected_line(param, model, 400, REDACT(inner.get("message", ""))[:200]))
+
+
 def openai_result(line: dict, answer_format: str = "tool") -> Result:
     """One line of an OpenAI Batch output or error file, or of ``vllm run-batch`` output."""
     cid = str(line.get("custom_id") or "")
@@ -181,7 +192,8 @@ class AnthropicBatches:
         return {"custom_id": cid, "params": anthropic_params(self.subject, self.subject.prompt_of(job))}
 
     def create(self, local_id: str, lines: list[dict]) -> tuple[str, str | None]:
-        return str(self.client.messages.batches.create(requests=lines).id), None
+        headers = self.subject._headers() if hasattr(self.subject, "_headers") else {}  # pinned API version
+        return str(self.client.messages.batches.create(requests=lines, **headers).id), None
 
     def retrieve(self, batch_id: str) -> tuple[str, bool, dict]:
         b = self.client.messages.batches.retrieve(batch_id)
@@ -195,7 +207,9 @@ class AnthropicBatches:
                 reply, cost_in = reply_from_anthropic(res.message.model_dump(), self.subject.answer_format)
                 yield Result(r.custom_id, "succeeded", reply, cost_in)
             else:
-                detail = json.dumps(res.model_dump().get("error"), default=str)[:300] if res.type == "errored" else ""
+                error = res.model_dump().get("error") if res.type == "errored" else None
+                refused_sampling(error, self.subject.model)  # issue 20: never retried in a new batch
+                detail = json.dumps(error, default=str)[:300] if error else ""
                 yield Result(r.custom_id, res.type, detail=REDACT(detail))
 
     def missing_kind(self, status: str) -> str:

@@ -37,6 +37,14 @@ class Fatal(Exception):
     """A failure no retry can fix (authentication, unknown model, rejected request)."""
 
 
+class SamplingRejected(Fatal):
+    """A 400 that names a sampling parameter (temperature, top_p, top_k): never retried, never stored (issue 20)."""
+
+
+class ModelNotServed(Fatal):
+    """A 404 ``not_found_error`` (or ``model_not_found``) for the model: retired or misspelled (issue 20)."""
+
+
 class Abort(KeyboardInterrupt):
     """A second interrupt (Ctrl-C, SIGTERM, SIGHUP): stop at once, keeping what was saved."""
 

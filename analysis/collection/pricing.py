@@ -29,13 +29,40 @@ CHARS_PER_TOKEN = 3.0  # numbers-heavy prompts tokenise densely
 REESTIMATE_AFTER = 20
 
 
+#: the providers' batch discounts (batch price = list price x factor), applied to a price row that gives
+#: no ``batch_price_factor`` (issue 20): Anthropic Message Batches and OpenAI Batch both charge half
+PROVIDER_BATCH_FACTOR = {"anthropic": 0.5, "openai": 0.5}
+PRICE_COLUMNS = ["provider", "model", "input_usd_per_mtok", "output_usd_per_mtok", "batch_price_factor", "note"]
+
+
+def _json_rows(obj, name: str) -> list[dict]:
+    """Rows of a JSON price override: ``{"provider/model": [input, output(, batch factor)]}`` or
+    ``{"provider/model": {"input_usd_per_mtok": ..., "batch_price_factor": ...}}`` or a list of row objects."""
+    if isinstance(obj, list):
+        return obj
+    rows = []
+    for k, v in obj.items():
+        prov, _, model = k.partition("/")
+        if isinstance(v, dict):
+            rows.append({"provider": prov, "model": model, "note": f"override {name}", **v})
+        else:
+            rows.append({"provider": prov, "model": model, "input_usd_per_mtok": float(v[0]),
+                         "output_usd_per_mtok": float(v[1]),
+                         "batch_price_factor": float(v[2]) if len(v) > 2 and v[2] is not None else math.nan,
+                         "note": f"override {name}"})
+    return rows
+
+
 def load_prices(override: str | os.PathLike | None = None) -> pd.DataFrame:
     """The price table: override rows (``--prices`` file or ``$PROXY_AUDIT_PRICES``) first, then
-    ``data/prices.csv``. Columns ``provider, model, input_usd_per_mtok, output_usd_per_mtok, note``;
-    ``model`` may be an ``fnmatch`` pattern. An override may be CSV with those columns or JSON:
-    ``{"provider/model": [input, output]}`` or a list of row objects.
+    ``data/prices.csv``. Columns :data:`PRICE_COLUMNS`; ``model`` may be an ``fnmatch`` pattern. An
+    override may be CSV with those columns (``batch_price_factor`` and ``note`` optional) or JSON:
+    ``{"provider/model": [input, output]}`` (a third number is the batch factor), the same with an
+    object of column values, or a list of row objects. A row without a ``batch_price_factor`` gets
+    its provider's (:data:`PROVIDER_BATCH_FACTOR`), so an override keeps the batch discount; an
+    empty price is unknown (:func:`price_for` returns None).
     """
-    cols = ["provider", "model", "input_usd_per_mtok", "output_usd_per_mtok", "note"]
+    cols = PRICE_COLUMNS
     frames = []
     override = override or os.environ.get(PRICES_ENV) or None
     if override:
@@ -44,34 +71,38 @@ def load_prices(override: str | os.PathLike | None = None) -> pd.DataFrame:
             raise CollectionError(f"price table {path} not found")
         try:
             if path.suffix.lower() == ".json":
-                obj = json.loads(path.read_text())
-                if isinstance(obj, dict):
-                    rows = []
-                    for k, v in obj.items():
-                        prov, _, model = k.partition("/")
-                        rows.append({"provider": prov, "model": model, "input_usd_per_mtok": float(v[0]),
-                                     "output_usd_per_mtok": float(v[1]), "note": f"override {path.name}"})
-                    obj = rows
-                frames.append(pd.DataFrame(obj))
+                frames.append(pd.DataFrame(_json_rows(json.loads(path.read_text()), path.name)))
             else:
                 frames.append(pd.read_csv(path))
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise CollectionError(f"price table {path} unreadable: {exc}") from None
     frames.append(pd.read_csv(DEFAULT_PRICES))
+    frames = [f.astype({c: float for c in PRICE_COLUMNS[2:5] if c in f and f[c].isna().all()}) for f in frames]
     df = pd.concat(frames, ignore_index=True)
-    if "note" not in df:
-        df["note"] = ""
     missing = [c for c in cols[:4] if c not in df]
     if missing:
         raise CollectionError(f"price table lacks columns {missing}; expected {cols}")
+    for c in ("batch_price_factor", "note"):
+        if c not in df:
+            df[c] = None
+    df["note"] = df["note"].fillna("")
+    try:
+        for c in cols[2:5]:
+            df[c] = pd.to_numeric(df[c], errors="raise").astype(float)
+    except (ValueError, TypeError) as exc:
+        raise CollectionError(f"price table {override or DEFAULT_PRICES}: a price is not a number ({exc})") from None
+    default = df["provider"].map(PROVIDER_BATCH_FACTOR)
+    df["batch_price_factor"] = df["batch_price_factor"].fillna(default)
     return df[cols]
 
 
 def price_for(prices: pd.DataFrame, provider: str, model: str) -> tuple[float, float] | None:
-    """``(input, output)`` USD per million tokens of the first matching row, or None."""
+    """``(input, output)`` USD per million tokens of the first matching row, or None (no row, or a row
+    whose price is unknown: left empty in the table)."""
     for r in prices.itertuples(index=False):
         if r.provider == provider and fnmatch.fnmatchcase(model, str(r.model)):
-            return float(r.input_usd_per_mtok), float(r.output_usd_per_mtok)
+            pin, pout = float(r.input_usd_per_mtok), float(r.output_usd_per_mtok)
+            return None if math.isnan(pin) or math.isnan(pout) else (pin, pout)
     return None
 
 

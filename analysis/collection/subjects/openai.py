@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from ... import config
 from ..answers import Reply, patient_from_content, patient_from_tool_calls
-from ..errors import Fatal, Transient
+from ..errors import ModelNotServed, Transient
 from ..jobs import Job
-from .sdk import SDKSubject, context_from_entry, preflight_status, reply_of, tokens_of
+from .sdk import SDKSubject, context_from_entry, not_served_line, preflight_status, reply_of, tokens_of
 
 #: first matching ``fnmatch`` pattern on the requested model id wins
 OPENAI_SETTINGS = [
@@ -20,6 +20,9 @@ OPENAI_SETTINGS = [
                       "extra_body": {"enable_thinking": False}}),
     # DeepSeek through OpenRouter: temperature 0, forced tool, no cap stated
     ("deepseek/deepseek-v4-flash*", {"temperature": 0}),
+    # Claude behind an OpenAI-compatible gateway (e.g. OpenRouter): no temperature (sampling.py, issue 20)
+    ("anthropic/*", {"max_tokens": config.MAX_TOKENS}),
+    ("claude-*", {"max_tokens": config.MAX_TOKENS}),
     # DeepSeek-V4-Flash battery and any other endpoint: temperature 0, 64-token cap
     ("*", {"temperature": 0, "max_tokens": config.MAX_TOKENS}),
 ]
@@ -58,7 +61,7 @@ class OpenAISubject(SDKSubject):
         try:
             body = self._client.models.with_raw_response.list().http_response.json()
         except self._sdk.OpenAIError as exc:
-            preflight_status(self._sdk, exc, "models")
+            preflight_status(self._sdk, exc, "/models", self.model, self.base_url or "the OpenAI API")
             return
         except ValueError:
             return  # not a JSON list: a proxy without the route
@@ -69,8 +72,7 @@ class OpenAISubject(SDKSubject):
         entry = ids.get(self.model) or next((e for i, e in ids.items() if i.startswith(self.model + ":")), None)
         if entry is None:
             listed = ", ".join(sorted(ids)[:8]) + (" ..." if len(ids) > 8 else "")
-            raise Fatal(f"model {self.model!r} is not served at {self.base_url or 'the OpenAI API'} "
-                        f"(it serves: {listed})")
+            raise ModelNotServed(not_served_line(self.model, f"{self.base_url or 'the OpenAI API'} serves {listed}"))
         self._context = context_from_entry(entry)
 
     def ask(self, job: Job) -> Reply:

@@ -14,6 +14,7 @@ import fnmatch
 import json
 import math
 import re
+import sys
 import time
 from email.utils import parsedate_to_datetime
 from urllib.parse import parse_qsl, urlsplit
@@ -22,10 +23,11 @@ import httpx2 as httpx  # the HTTP library of the anthropic and openai SDKs (a f
 
 from ... import prompts
 from ..answers import ANSWER_FORMATS, Reply
-from ..errors import CollectionError, ContextTooLong, Fatal, Transient
+from ..errors import CollectionError, ContextTooLong, Fatal, ModelNotServed, SamplingRejected, Transient
 from ..jobs import Job
 from ..redaction import REDACT
 from .base import Subject
+from .sampling import sampling_param_named, sampling_rejected_line, sampling_settings
 
 #: appended to the prompt for ``--answer-format json`` (our wording: the protocol has no JSON variant)
 JSON_INSTRUCTION = '\nRespond with a JSON object only: {"patient": 1} or {"patient": 2}.'
@@ -57,8 +59,37 @@ def retry_after(headers) -> float | None:
     return None
 
 
-def translate(sdk, exc: Exception) -> Exception:
-    """Map an SDK exception to :class:`Transient`, :class:`Fatal` or :class:`ContextTooLong` (redacted)."""
+def error_body(exc: Exception) -> tuple[str, str, str]:
+    """``(type, message, code)`` of an API error's body: Anthropic's ``{"type": "error", "error": {...}}``
+    or OpenAI's ``{"error": {...}}`` (the openai SDK keeps only the inner object); empty strings when
+    the body is not one (an HTML page, plain text, nothing)."""
+    body = getattr(exc, "body", None)
+    err = body.get("error", body) if isinstance(body, dict) else None
+    if not isinstance(err, dict):
+        return "", "", ""
+    return str(err.get("type") or ""), str(err.get("message") or ""), str(err.get("code") or "")
+
+
+def not_served_line(model: str, detail: str = "") -> str:
+    """The one line of a model the server does not serve (issue 20)."""
+    return f"model {model} is not served (retired or misspelled)" + (f": {detail}" if detail else "")
+
+
+def model_error(exc: Exception, model: str | None) -> bool:
+    """Whether a 404 body says the model is unknown (Anthropic ``not_found_error`` naming a model, OpenAI
+    ``model_not_found``), as opposed to a route the server lacks (an HTML page, another body)."""
+    kind, message, code = error_body(exc)
+    low = message.lower()
+    if code == "model_not_found" or ("model" in low and ("not exist" in low or "not found" in low)):
+        return True  # OpenAI, vLLM ("The model `x` does not exist."), Ollama ("model 'x' not found")
+    return kind == "not_found_error" and ("model" in low or bool(model and model in message))
+
+
+def translate(sdk, exc: Exception, model: str | None = None) -> Exception:
+    """Map an SDK exception to :class:`Transient`, :class:`Fatal` or :class:`ContextTooLong` (redacted).
+
+    A 400 naming a sampling parameter is :class:`SamplingRejected` and a 404 for the model
+    :class:`ModelNotServed` (both one line that says what to do; never retried)."""
     msg = REDACT(exc)[:300]
     if isinstance(exc, sdk.APITimeoutError):
         return Transient("timeout", detail=msg)
@@ -72,6 +103,12 @@ def translate(sdk, exc: Exception) -> Exception:
             return Transient("server", status, retry_after(exc.response.headers), msg)
         if status in (400, 413, 422) and _CONTEXT_ERROR.search(msg):
             return ContextTooLong(f"the prompt is longer than the model's context ({status}): {msg}")
+        _, message, _ = error_body(exc)
+        param = sampling_param_named(message) if status in (400, 422) else None
+        if param:
+            return SamplingRejected(sampling_rejected_line(param, model or "?", status, REDACT(message)[:200]))
+        if status == 404 and model_error(exc, model):
+            return ModelNotServed(not_served_line(model or "?", REDACT(message)[:200]))
         return Fatal(f"{type(exc).__name__} ({status}): {msg}")
     if isinstance(exc, (ValueError, getattr(sdk, "APIResponseValidationError", ValueError))):
         return Transient("bad_response", detail=msg)
@@ -219,7 +256,7 @@ class SDKSubject(Subject):
         check_base_url(base_url)
         REDACT.add(api_key)
         self.overrides = settings or None
-        self.settings = merge(settings_for(self.settings_table, model), settings)
+        self.settings = merge(self.default_settings(model, settings or {}), settings)
         redact_headers(self.settings)  # registers header values with the redactor
         self.answer_format = answer_format
         self.tool = prompts.tool_spec(self.provider)
@@ -232,6 +269,18 @@ class SDKSubject(Subject):
 
     def make_client(self, api_key: str, base_url: str | None, timeout: float, http: httpx.Client):
         raise NotImplementedError
+
+    def default_settings(self, model: str, overrides: dict) -> dict:
+        """The settings table's row for ``model`` (before the user's ``--settings``)."""
+        return settings_for(self.settings_table, model)
+
+    def api_version(self) -> str | None:
+        """The provider's API version the requests go out under (None: the provider has none)."""
+        return None
+
+    def sampling(self) -> dict:
+        """``temperature_settable`` and ``sampling`` of this request, for the card's settings (issue 20)."""
+        return sampling_settings(self.provider, self.model, self.settings, self.api_version())
 
     def error_base(self) -> type:
         """The SDK's base exception class."""
@@ -259,7 +308,7 @@ class SDKSubject(Subject):
         try:
             raw = create(**kwargs)
         except self.error_base() as exc:
-            raise translate(self._sdk, exc) from None
+            raise translate(self._sdk, exc, self.model) from None
         except httpx.HTTPError as exc:  # raised outside the SDK's own wrapping
             raise Transient("connection", detail=REDACT(exc)[:300]) from None
         return parse_body(raw)
@@ -297,14 +346,29 @@ def reply_of(patient: int | None, body: dict, input_tokens: int, output_tokens: 
                  REDACT(raw)[:200], finish)
 
 
-def preflight_status(sdk, exc: Exception, what: str) -> None:
-    """Raise the one-line error of a failed preflight request (or return for a server without the route)."""
+_WARNED: set[str] = set()
+
+
+def warn_once(line: str) -> None:
+    """One warning line on stderr, once per process (the audit builds one subject per condition)."""
+    if line not in _WARNED:
+        _WARNED.add(line)
+        print(f"warning: {REDACT(line)}", file=sys.stderr, flush=True)
+
+
+def preflight_status(sdk, exc: Exception, what: str, model: str | None = None, where: str = "") -> None:
+    """Raise the one-line error of a failed preflight request, or warn and return where the server
+    lacks the route: a 404 whose body is not a model error (a gateway or proxy without ``/models``)."""
     if isinstance(exc, sdk.APIStatusError):
         status = int(exc.status_code)
         if status in (401, 403):
             raise Fatal(f"the endpoint refused the API key ({status}): {REDACT(exc)[:200]}")
+        if status == 404 and model_error(exc, model):
+            raise ModelNotServed(not_served_line(model or "?", REDACT(error_body(exc)[1])[:200]))
         if status in (404, 405, 501):
-            return None  # no such route on this server: nothing to check
-        raise translate(sdk, exc)
-    raise translate(sdk, exc)
+            warn_once(f"the preflight request GET {what} got {status} from {where or 'the endpoint'} (no models "
+                      f"route?); continuing without checking the model (--no-preflight skips the request)")
+            return None
+        raise translate(sdk, exc, model)
+    raise translate(sdk, exc, model)
 
