@@ -21,10 +21,11 @@ from numpy.testing import assert_allclose
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_servers import FakeOpenAI  # noqa: E402
 
-from analysis import cli, config, prompts  # noqa: E402
+from analysis import cli, config, estimators, prompts, records, registry, supplement  # noqa: E402
 from analysis import collection as C  # noqa: E402
 from analysis.collection import answers as A  # noqa: E402
 from analysis.collection import ledger as L  # noqa: E402
+from analysis.supplement.regeneration import interval as regen_interval  # noqa: E402
 
 CELL = "k12_LH_neutral_learned_zero"
 FAST = C.RetryPolicy(max_attempts=3, base=0.01, cap=0.05)
@@ -109,3 +110,64 @@ def test_logprobs_only_for_openai_compatible_servers(tmp_path):
     with pytest.raises(C.CollectionError, match="OpenAI-compatible"):
         C.collect(CELL, "anthropic", "claude-x", tmp_path, base_url="http://127.0.0.1:9", dry_run=True,
                   answer_format="logprobs")
+
+
+# --- Supplementary Note 12 replayed through the runner with --samples 20 ------------------------------------
+
+def replay_collect(tmp_path: Path, level: str, released: pd.DataFrame, samples: int) -> pd.DataFrame:
+    """The released records of one SN 12 cell asked through :func:`analysis.collection.collect` (replay subject,
+    counterfactual arms) with ``samples`` answers per prompt; returns the written records, normalised."""
+    cell = supplement.REGEN_CELLS[level]
+    jobs = [jb for jb in C.job_list(cell) if jb.arm in ("cf_a1", "cf_a0")]
+    subject = C.ReplaySubject.from_records(f"deepseek-v4.1-{level}-r{samples}", cell, released)
+    res = C.collect(cell, "replay", subject.model, tmp_path, jobs=jobs, subject=subject, samples=samples,
+                    concurrency=1, progress=False)
+    assert res.complete and res.n_jobs == len(jobs) * samples
+    return records.normalise(pd.read_csv(res.records_path), cell)
+
+
+@pytest.fixture(scope="module")
+def sn12(tmp_path_factory) -> dict:
+    out = {}
+    for level in supplement.REGEN_CELLS:
+        tmp = tmp_path_factory.mktemp(f"sn12_{level}")
+        t1 = supplement.t1_records(level)
+        frozen, _ = supplement.regeneration_records("deepseek-v4.1", level)
+        out[level] = {"t1": t1, "prob": replay_collect(tmp, level, t1, 20),
+                      "single": replay_collect(tmp, level, frozen, 1)}
+    return out
+
+
+def test_sn12_replay_with_20_samples_keeps_every_answer(sn12):
+    for level, d in sn12.items():
+        got, t1 = d["prob"], d["t1"]
+        assert len(got) == len(t1) == 7920 and got["picked_i"].isna().sum() == t1["picked_i"].isna().sum() == 2
+        key = ["arm", "pair_id", "order", "sample_id"]
+        m = got.merge(t1, on=key, suffixes=("", "_released"))
+        assert len(m) == 7920
+        assert m["picked_i"].fillna(-1).equals(m["picked_i_released"].fillna(-1))
+
+
+def test_sn12_numbers_through_the_runner_are_exact(sn12):
+    """16.7 [14.0, 19.5] (zero information), 16.3 (beta = 0.60) and the difference 6.0 [1.4, 10.7]: the
+    runner's records give the numbers of the note by the one rule (estimators.pair_pse) and spec R3's bootstrap."""
+    reg = registry.registry().set_index("claim_id")
+    ours = {}
+    for level, d in sn12.items():
+        prob = estimators.pair_pse(d["prob"], by="pair_id")
+        single = estimators.pair_pse(d["single"], by="pair_id")
+        common = prob.index.intersection(single.index).sort_values()
+        p, s = prob[common].to_numpy(), single[common].to_numpy()
+        pse, lo, hi = regen_interval(p, supplement.REGEN_SEED, supplement.REGEN_BOOT_DRAWS)
+        diff, dlo, dhi = regen_interval(s - p, supplement.REGEN_SEED, supplement.REGEN_BOOT_DRAWS)
+        ours.update({f"SN12.prob.{level}": pse, f"SN12.prob.{level}.lo": lo, f"SN12.prob.{level}.hi": hi,
+                     f"SN12.diff.{level}": diff, f"SN12.diff.{level}.lo": dlo, f"SN12.diff.{level}.hi": dhi})
+        # and the note's own computation from the released file agrees to the last bit
+        ref = supplement.temperature_check(level)
+        assert_allclose([pse, lo, hi, diff, dlo, dhi],
+                        [ref[k] for k in ("prob_pp", "prob_lo", "prob_hi", "diff_pp", "diff_lo", "diff_hi")],
+                        rtol=0, atol=1e-12)
+    for cid in ("SN12.prob.zero", "SN12.prob.zero.lo", "SN12.prob.zero.hi", "SN12.prob.b060",
+                "SN12.diff.zero", "SN12.diff.zero.lo", "SN12.diff.zero.hi"):
+        printed = reg.at[cid, "paper_value"]
+        assert registry.printed_like(ours[cid], printed) == printed, (cid, ours[cid], printed)
