@@ -24,7 +24,10 @@ from fake_servers import FakeOpenAI  # noqa: E402
 from analysis import cli, config, estimators, prompts, records, registry, supplement  # noqa: E402
 from analysis import collection as C  # noqa: E402
 from analysis.collection import answers as A  # noqa: E402
+from analysis.collection import batch as B  # noqa: E402
+from analysis.collection import batchfiles as F  # noqa: E402
 from analysis.collection import ledger as L  # noqa: E402
+from analysis.collection.outputs import answer_row  # noqa: E402
 from analysis.supplement.regeneration import interval as regen_interval  # noqa: E402
 
 CELL = "k12_LH_neutral_learned_zero"
@@ -171,3 +174,140 @@ def test_sn12_numbers_through_the_runner_are_exact(sn12):
                 "SN12.diff.zero", "SN12.diff.zero.lo", "SN12.diff.zero.hi"):
         printed = reg.at[cid, "paper_value"]
         assert registry.printed_like(ours[cid], printed) == printed, (cid, ours[cid], printed)
+
+
+# --- the ledger: the sample index, the migration of a schema-1 ledger ---------------------------------------
+
+V1_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE requests (request_key TEXT PRIMARY KEY, provider TEXT NOT NULL, model TEXT NOT NULL,
+    settings_json TEXT NOT NULL);
+CREATE TABLE answers (
+    cell TEXT NOT NULL, display TEXT NOT NULL, arm TEXT NOT NULL, pair_id INTEGER NOT NULL, ord INTEGER NOT NULL,
+    request_key TEXT NOT NULL, prompt_sha256 TEXT NOT NULL,
+    i INTEGER NOT NULL, j INTEGER NOT NULL, patient INTEGER, status TEXT NOT NULL,
+    served_model TEXT, response_id TEXT, input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0, cost_usd REAL, n_requests INTEGER NOT NULL DEFAULT 1,
+    reused_from TEXT, raw TEXT, created_utc TEXT NOT NULL,
+    PRIMARY KEY (cell, display, arm, pair_id, ord, request_key, prompt_sha256));
+CREATE INDEX answers_by_prompt ON answers (request_key, prompt_sha256);
+CREATE TABLE attempts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, cell TEXT, display TEXT, arm TEXT, pair_id INTEGER, ord INTEGER,
+    request_key TEXT, prompt_sha256 TEXT, attempt INTEGER, kind TEXT, outcome TEXT, http_status INTEGER,
+    detail TEXT, latency_s REAL, input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL, created_utc TEXT);
+INSERT INTO meta VALUES ('schema', '1');
+"""
+
+
+def simulated_v1_ledger(path: Path, jobs: list, subject) -> str:
+    """A ledger as the collector before ``--samples`` wrote it (schema 1), holding answers to ``jobs``."""
+    key, settings_json = C.request_key(subject)
+    con = sqlite3.connect(path)
+    con.executescript(V1_SCHEMA)
+    con.execute("INSERT INTO requests VALUES (?, ?, ?, ?)", (key, subject.provider, subject.model, settings_json))
+    rows = [{k: v for k, v in answer_row(jb, key, subject.ask(jb), None, None).items()
+             if k in L.V1_ANSWER_COLUMNS} for jb in jobs]
+    con.executemany(f"INSERT INTO answers ({', '.join(L.V1_ANSWER_COLUMNS)}) VALUES "
+                    f"({', '.join(':' + c for c in L.V1_ANSWER_COLUMNS)})", rows)
+    con.execute("INSERT INTO attempts (cell, kind) VALUES ('x', 'answer')")
+    con.commit()
+    con.close()
+    return key
+
+
+def test_a_schema_1_ledger_is_migrated_and_its_answers_become_sample_0(tmp_path):
+    sim = C.SimulatedSubject.preset("numeric-reader")
+    jobs = [jb for jb in C.job_list(CELL) if jb.pair_id < 2]
+    path = tmp_path / C.LEDGER_NAME
+    key = simulated_v1_ledger(path, jobs, sim)
+    C.check_ledger(path)  # read-only check accepts schema 1
+    # the dry run reads a schema-1 ledger as it is: its answers are sample 0, sample 1 is still to ask
+    p = C.collect(CELL, "simulated", "numeric-reader", tmp_path, jobs=jobs, dry_run=True, samples=2)
+    assert (p.n_jobs, p.n_persisted, p.n_calls, p.samples) == (2 * len(jobs), len(jobs), len(jobs), 2)
+    led = C.Ledger(path)
+    try:
+        assert led.migrated
+        assert led.con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == str(C.LEDGER_SCHEMA)
+        have = led.answers(CELL, "numeric", key)
+        assert len(have) == len(jobs) and (have["sample"] == 0).all() and have["p_first"].isna().all()
+        assert "sample" in {r[1] for r in led.con.execute("PRAGMA table_info(attempts)")}
+        # sample 1 of the same job is another row (the key includes the sample)
+        again = C.with_samples(jobs[:1], 2)[1]
+        assert again.sample == 1
+        assert led.put([answer_row(again, key, sim.ask(again), None, None)], []) == 1
+        assert len(led.answers(CELL, "numeric", key)) == len(jobs) + 1
+    finally:
+        led.close()
+    assert not C.Ledger(path).migrated  # once only
+
+
+def test_samples_resume_asks_only_the_missing_samples_and_pays_none_twice(tmp_path):
+    jobs = [jb for jb in C.job_list(CELL) if jb.pair_id < 2]
+    with FakeOpenAI() as srv:
+        kw = dict(base_url=srv.url, jobs=jobs, concurrency=4, progress=False, policy=FAST)
+        r2 = C.collect(CELL, "openai", "local-model", tmp_path, samples=2, **kw)
+        assert (r2.n_jobs, r2.n_requested_jobs, srv.count) == (2 * len(jobs), 2 * len(jobs), 2 * len(jobs))
+        again = C.collect(CELL, "openai", "local-model", tmp_path, samples=2, **kw)
+        assert again.n_requested_jobs == 0 and srv.count == 2 * len(jobs)  # nothing asked twice
+        r3 = C.collect(CELL, "openai", "local-model", tmp_path, samples=3, **kw)
+        assert r3.n_requested_jobs == len(jobs) and srv.count == 3 * len(jobs)  # only sample 2 of each job
+        per_prompt = pd.Series([jb.prompt_sha256 for jb in jobs]).value_counts()  # some jobs share a prompt
+        assert srv.ok_by_sha() == {sha: 3 * int(n) for sha, n in per_prompt.items()}
+    rec = pd.read_csv(r3.records_path)
+    assert len(rec) == 3 * len(jobs) and sorted(rec["sample_id"].unique()) == [0, 1, 2]
+    assert list(rec.columns) == C.RECORD_COLUMNS + ["sample_id"]
+    meta = json.loads(r3.metadata_path.read_text())
+    assert meta["samples_per_job"] == 3 and meta["complete"]
+
+
+def test_the_dry_run_prices_every_sample(tmp_path):
+    jobs = [jb for jb in C.job_list(CELL) if jb.pair_id < 3]
+    kw = dict(jobs=jobs, dry_run=True, price=(1.0, 4.0), base_url="http://127.0.0.1:9/v1")
+    one = C.collect(CELL, "openai", "local-model", tmp_path, **kw)
+    five = C.collect(CELL, "openai", "local-model", tmp_path, samples=5, **kw)
+    assert (five.n_jobs, five.n_calls) == (5 * one.n_jobs, 5 * one.n_calls)
+    assert_allclose([five.cost_usd, five.cost_cap_usd, five.input_tokens],
+                    [5 * one.cost_usd, 5 * one.cost_cap_usd, 5 * one.input_tokens], rtol=1e-12)
+    assert "5 samples per prompt" in five.describe()
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True])
+def test_samples_must_be_a_whole_number_of_at_least_one(tmp_path, bad):
+    with pytest.raises(C.CollectionError, match="--samples"):
+        C.collect(CELL, "simulated", "numeric-reader", tmp_path, dry_run=True, samples=bad)
+
+
+def test_cli_collect_samples(tmp_path, capsys):
+    rc = cli.main(["collect", "--cell", CELL, "--provider", "simulated", "--model", "numeric-reader", "--out",
+                   str(tmp_path), "--pairs", "2", "--samples", "3", "--no-progress"])
+    assert rc == 0
+    rec = pd.read_csv(next(tmp_path.rglob("*_records.csv")))
+    assert len(rec) == 3 * 2 * 6 and rec.groupby(["arm", "pair_id", "order"]).size().eq(3).all()
+    assert cli.main(["collect", "--cell", CELL, "--provider", "simulated", "--model", "numeric-reader", "--out",
+                     str(tmp_path), "--samples", "0"]) == 2
+    assert "--samples" in capsys.readouterr().err
+
+
+# --- the batch path -----------------------------------------------------------------------------------------
+
+def test_batch_custom_id_carries_the_sample_and_export_import_round_trips(tmp_path):
+    from fake_batch_servers import write_vllm_output
+    jobs = C.with_samples([jb for jb in C.job_list(CELL) if jb.pair_id < 2], 2)
+    subject = C.make_subject("openai", "Qwen/Qwen3-8B", CELL, base_url="http://127.0.0.1:8000/v1")
+    key, _ = C.request_key(subject)
+    ids = [B.custom_id(jb, key) for jb in jobs]
+    n = len(jobs) // 2
+    assert len(set(ids)) == len(jobs) and all(len(i) <= 64 for i in ids)
+    assert ids[:n] == [B.custom_id(jb, key) for jb in C.job_list(CELL)[:n]]  # sample 0 keeps its old id
+    assert all(i.endswith("_s1") for i in ids[n:])
+    req, out = tmp_path / "requests.jsonl", tmp_path / "results.jsonl"
+    assert F.export_batch(req, jobs, subject, tmp_path / C.LEDGER_NAME) == len(jobs)
+    write_vllm_output(req, out)
+    led = C.Ledger(tmp_path / C.LEDGER_NAME)
+    try:
+        assert F.import_batch(out, jobs, subject, led)["answers"] == len(jobs)
+        have = led.answers(CELL, "numeric", key)
+    finally:
+        led.close()
+    assert sorted(have["sample"].value_counts().items()) == [(0, n), (1, n)]
+    assert F.export_batch(tmp_path / "rest.jsonl", jobs, subject, tmp_path / C.LEDGER_NAME) == 0
