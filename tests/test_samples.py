@@ -21,6 +21,9 @@ from numpy.testing import assert_allclose
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_servers import FakeOpenAI  # noqa: E402
 
+from analysis import audit as AU  # noqa: E402
+from analysis.cells import parse_cell  # noqa: E402
+from analysis.population import truth  # noqa: E402
 from analysis import cli, config, estimators, prompts, records, registry, supplement  # noqa: E402
 from analysis import collection as C  # noqa: E402
 from analysis.collection import answers as A  # noqa: E402
@@ -311,3 +314,73 @@ def test_batch_custom_id_carries_the_sample_and_export_import_round_trips(tmp_pa
         led.close()
     assert sorted(have["sample"].value_counts().items()) == [(0, n), (1, n)]
     assert F.export_batch(tmp_path / "rest.jsonl", jobs, subject, tmp_path / C.LEDGER_NAME) == 0
+
+
+# --- the audit: --samples R on the card, the temperature that cannot be fixed -------------------------------
+
+def smoke_audit(out: Path, **kw):
+    kw.setdefault("draws", 200)
+    return AU.run_audit("simulated", "over-reads-ordered", out, battery="smoke", n_pairs=6, progress=False,
+                       reference_rows=False, log=lambda *a: None, **kw)
+
+
+def test_simulated_samples_are_independent_draws_that_approach_the_choice_probability():
+    sim = C.SimulatedSubject.preset("numeric-reader")
+    jobs = [jb for jb in C.job_list(CELL) if jb.pair_id < 4]
+    many = C.with_samples(jobs, 400)
+    rec = pd.DataFrame(
+        [{"arm": jb.arm, "pair_id": jb.pair_id, "i": jb.i, "j": jb.j, "order": jb.order,
+          "picked_i": float((sim.ask(jb).patient == 1) == (jb.order == 0))} for jb in many])
+    assert [sim.ask(jb).patient for jb in jobs] == [sim.choose(jb.prompt, jb.prompt_sha256) for jb in jobs]
+    got = estimators.prompt_probabilities(rec)
+    want = sim.probabilities(jobs).set_index(["i", "j", "arm", "order"])["p_pick_i"]
+    assert_allclose(got.reindex(want.index).to_numpy(), want.to_numpy(), atol=0.08)  # 400 draws: sd <= 0.025
+
+
+def test_audit_with_samples_reports_probabilities_and_agreement_first(tmp_path):
+    one = smoke_audit(tmp_path / "r1", dry_run=True)
+    three = smoke_audit(tmp_path / "r3", dry_run=True, samples=3)
+    assert (three.plan["n_calls"] == 3 * one.plan["n_calls"]).all()
+    res = smoke_audit(tmp_path / "run", samples=3)
+    assert res.complete
+    card = res.card
+    assert card["settings"]["samples_per_prompt"] == 3
+    first = card["summary"][:3]
+    assert any(s.startswith("Choice probabilities: every prompt was asked 3 times") for s in first)
+    agree = card["settings"]["within_prompt_agreement"]
+    assert agree["samples"] == 3 and 0 < agree["pairwise"] < 1 and 0 < agree["unanimous"] < 1
+    # the card's PSE is the mean per-pair contrast of per-prompt probabilities of the written records
+    row = next(r for r in card["conditions"] if r["display"] == "numeric" and r["status"] == "computed")
+    rec = records.normalise(pd.read_csv(next((tmp_path / "run").rglob(f"{row['cell']}*_records.csv"))))
+    assert rec.groupby(["arm", "pair_id", "order"]).size().eq(3).all()
+    eff = estimators.pair_effects(rec, truth(parse_cell(row["cell"]))).dropna()
+    assert_allclose(row["pse_pp"], 100 * eff["pse"].mean(), rtol=1e-12)
+    assert row["within_prompt_agreement"]["prompts"] == len(rec) // 3
+    assert "Choice probabilities" in (tmp_path / "run" / AU.REPORT_HTML).read_text()
+
+
+def test_a_temperature_that_cannot_be_set_is_said_in_the_first_lines(tmp_path, monkeypatch):
+    real = AU.run.provenance
+
+    def no_temperature(*args, **kw):  # what the settings table says for a provider that takes no temperature
+        info = real(*args, **kw)
+        info["request_settings"] = {**info["request_settings"], "temperature_settable": False,
+                                    "sampling": "provider default sampling (temperature not settable)"}
+        return info
+
+    monkeypatch.setattr(AU.run, "provenance", no_temperature)
+    card = smoke_audit(tmp_path / "r1").card
+    head = card["summary"][:2]
+    assert any(s.startswith("Sampling: the temperature cannot be set for this model (provider default sampling "
+                            "(temperature not settable))") and "--samples" in s for s in head)
+    card3 = smoke_audit(tmp_path / "r3", samples=2).card  # with R > 1 the card reports probabilities instead
+    assert not any(s.startswith("Sampling:") for s in card3["summary"])
+    assert any(s.startswith("Choice probabilities") for s in card3["summary"][:2])
+
+
+def test_sampling_notice_reads_missing_keys_as_settable():
+    assert AU.card.sampling_notice({"request_settings": {"settings": {"temperature": 0}}}, 1, "tool", []) == []
+    lines = AU.card.sampling_notice({"request_settings": {"temperature_settable": False}}, 1, "tool", [])
+    assert len(lines) == 1 and "provider default sampling" in lines[0]
+    logp = AU.card.sampling_notice({}, 1, "logprobs", [{"logprobs": {"mean_p_outside": 0.1}}])
+    assert len(logp) == 1 and logp[0].startswith("Deviation from the protocol") and "10.0%" in logp[0]
