@@ -384,3 +384,14 @@ def test_sampling_notice_reads_missing_keys_as_settable():
     assert len(lines) == 1 and "provider default sampling" in lines[0]
     logp = AU.card.sampling_notice({}, 1, "logprobs", [{"logprobs": {"mean_p_outside": 0.1}}])
     assert len(logp) == 1 and logp[0].startswith("Deviation from the protocol") and "10.0%" in logp[0]
+
+
+def test_log_probabilities_give_the_choice_probability_of_one_call():
+    # P(target) = p_first when the target is shown first (order 0), else 1 - p_first; picked_i (the sampled
+    # token) is not used where a probability exists, and is used where a reply carried none
+    rec = pd.DataFrame({"i": 1, "j": 2, "pair_id": 0, "arm": ["cf_a1", "cf_a1", "cf_a0", "cf_a0"],
+                        "order": [0, 1, 0, 1], "picked_i": [1.0, 0.0, 1.0, 0.0],
+                        "p_first": [0.8, 0.3, 0.4, None]})
+    # cf_a1: (0.8 + 0.7) / 2; cf_a0: (0.4 + 0.0) / 2 (order 1 without log-probabilities: its sampled answer)
+    assert_allclose(estimators.pair_pse(rec).iloc[0], 0.75 - 0.2, rtol=1e-12)
+    assert_allclose(estimators.pair_pse(rec.drop(columns="p_first")).iloc[0], 0.5 - 0.5, atol=1e-15)
