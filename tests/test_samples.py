@@ -382,6 +382,12 @@ def test_sampling_notice_reads_missing_keys_as_settable():
     assert AU.card.sampling_notice({"request_settings": {"settings": {"temperature": 0}}}, 1, "tool", []) == []
     lines = AU.card.sampling_notice({"request_settings": {"temperature_settable": False}}, 1, "tool", [])
     assert len(lines) == 1 and "provider default sampling" in lines[0]
+    # the shape of the run settings' sampling block (card provenance): the string inside it is named
+    info = {"sampling": {"temperature_settable": False, "sampling": "provider default sampling (temperature not "
+                                                                    "settable)"}, "request_settings": {}}
+    lines = AU.card.sampling_notice(info, 1, "tool", [])
+    assert len(lines) == 1 and "(provider default sampling (temperature not settable))" in lines[0]
+    assert AU.card.sampling_notice(info, 20, "tool", [])[0].startswith("Choice probabilities")
     logp = AU.card.sampling_notice({}, 1, "logprobs", [{"logprobs": {"mean_p_outside": 0.1}}])
     assert len(logp) == 1 and logp[0].startswith("Deviation from the protocol") and "10.0%" in logp[0]
 

@@ -42,9 +42,10 @@ def smoke_notice(conditions: list[Condition]) -> str:
 
 
 def _setting(info: object, name: str):
-    """The first value of key ``name`` anywhere in the (nested) subject information, else None."""
+    """The first value of key ``name`` that is not itself a mapping, anywhere in the (nested) subject
+    information, else None (``sampling`` may name both the setting and the block that holds it)."""
     if isinstance(info, dict):
-        if name in info:
+        if name in info and not isinstance(info[name], dict):
             return info[name]
         for v in info.values():
             found = _setting(v, name)
@@ -179,7 +180,7 @@ METHOD_NOTES = [
 
 def report_card(analysis: dict, conditions: list[Condition], *, battery: str, subject_info: dict,
                 references: dict | None, draws: int, plan: pd.DataFrame | None = None,
-                after: pd.DataFrame | None = None, answer_format: str = "tool", samples: int = 1) -> dict:
+                after: pd.DataFrame | None = None, answer_format: str = "tool") -> dict:
     """The card's JSON: subject, battery, responsiveness, conditions (with the reference models' rows), sections, summary.
 
     A smoke battery's card starts with ``notice`` (a smoke test on a subset, not the protocol).
@@ -203,6 +204,7 @@ def report_card(analysis: dict, conditions: list[Condition], *, battery: str, su
         rows.append(row)
     subset = battery in SMOKE_BATTERIES or any(c.n_pairs is not None for c in conditions)
     card = {"notice": smoke_notice(conditions)} if subset else {}
+    samples = int(subject_info.get("samples_per_prompt") or 1)  # --samples R (issue 20)
     sampled = sampling_notice(subject_info, samples, answer_format, rows)
     if sampled:
         card["sampling_notice"] = sampled
@@ -217,8 +219,7 @@ def report_card(analysis: dict, conditions: list[Condition], *, battery: str, su
                                "slope": config.SLOPE_SEED, "pooled_slope": config.POOLED_SLOPE_SEED,
                                "contrasts": CONTRAST_SEED},
                      "display_margin_pp": config.REPRESENTATION_MARGIN_PP,
-                     "slope_margin": config.EQUIVALENCE_MARGIN, "answer_format": answer_format,
-                     "samples_per_prompt": samples, "within_prompt_agreement": pooled_agreement(rows)},
+                     "slope_margin": config.EQUIVALENCE_MARGIN, "answer_format": answer_format},
         "responsiveness": resp or None,
         "interpretable": resp.get("interpretable"),
         "conditions": rows,
@@ -237,6 +238,7 @@ def report_card(analysis: dict, conditions: list[Condition], *, battery: str, su
                 "structure": references[m]["structure"],
                 "responsiveness": references[m].get("responsiveness")}
             for m in references}
+    card["settings"].update(samples_per_prompt=samples, within_prompt_agreement=pooled_agreement(rows))
     if plan is not None:
         card["plan"] = {"n_jobs": int(plan["n_jobs"].sum()), "n_calls_this_run_estimate": int(plan["n_calls"].sum()),
                         "estimated_cost_usd": _sum_or_none(plan["cost_usd"]),

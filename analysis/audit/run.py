@@ -94,11 +94,12 @@ def run_audit(provider: str, model: str, out: str | os.PathLike, *, battery: str
               concurrency: int | None = None, preset: str | None = None, seed: int = 0,
               draws: int = config.BOOTSTRAP_DRAWS, prices: str | os.PathLike | None = None,
               api_key_env: str | None = None, timeout: float = 60.0, settings: dict | None = None,
+              samples: int = config.SAMPLES_DEFAULT,
               policy: C.RetryPolicy = C.RetryPolicy(), reference_rows: bool = True, only: Iterable[str] | None = None,
               progress: bool = True, stop: threading.Event | None = None, n_pairs: int | None = None,
               price_in: float | None = None, price_out: float | None = None, answer_format: str = "tool",
               batch: "collection_batch.BatchOptions | None" = None, prompt_cache: bool = False,
-              log=print, samples: int = config.SAMPLES_DEFAULT) -> AuditResult:
+              log=print) -> AuditResult:
     """Plan, collect (resumable), estimate, judge and write the report card.
 
     Returns an :class:`AuditResult`; ``complete`` is False (and no card is written) while any
@@ -169,13 +170,14 @@ def run_audit(provider: str, model: str, out: str | os.PathLike, *, battery: str
     try:
         analysis = analyse(collected_loader(out, subject), conditions, draws)
         info = provenance(out, subject, conditions)
+        info["samples_per_prompt"] = samples  # --samples R (issue 20): the card's sampling lines
         if sprov == "simulated":
             info["simulated"] = {"preset": smodel, "seed": seed}
     finally:
         subject.close()
     refs = reference_models(conditions, draws) if reference_rows else None
     card = report_card(analysis, conditions, battery=battery, subject_info=info, references=refs, draws=draws,
-                       plan=plan, after=after, answer_format=answer_format, samples=samples)
+                       plan=plan, after=after, answer_format=answer_format)
     jpath, hpath = write_report(card, out)
     log(f"report card: {hpath}\n             {jpath}")
     return AuditResult(plan, runs, complete=True, card=card, json_path=jpath, html_path=hpath)

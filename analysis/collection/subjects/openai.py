@@ -3,8 +3,8 @@ the official ``openai`` SDK, with a forced function tool; per-model settings in 
 from __future__ import annotations
 
 from ... import config
-from ..answers import (Reply, answer_token_probabilities, patient_from_content, patient_from_text,
-                       patient_from_tool_calls)
+from ..answers import answer_token_probabilities, patient_from_text  # --answer-format logprobs
+from ..answers import Reply, patient_from_content, patient_from_tool_calls
 from ..errors import Fatal, Transient
 from ..jobs import Job
 from .sdk import SDKSubject, context_from_entry, preflight_status, reply_of, tokens_of
