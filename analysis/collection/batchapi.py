@@ -28,8 +28,8 @@ from .errors import CollectionError
 from .jobs import Job
 from .redaction import REDACT
 from .subjects.anthropic import AnthropicSubject
-from .subjects.openai import logprob_reply
 from .subjects.sdk import translate
+from .subjects.openai import logprob_reply  # --answer-format logprobs (issue 20)
 
 ANTHROPIC_CAPS = (100_000, 256 * 1024 * 1024)
 OPENAI_CAPS = (50_000, 200 * 1024 * 1024)
