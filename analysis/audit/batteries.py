@@ -49,8 +49,6 @@ class Condition:
     group: str = "zero"
     #: the first ``n_pairs`` pairs of the cell only (None: all; the smoke battery's ``--pairs``)
     n_pairs: int | None = None
-    #: answers per prompt (``--samples R``; 1: the protocol)
-    samples: int = 1
 
     @property
     def key(self) -> str:
@@ -84,6 +82,9 @@ class Condition:
         info = "β 0" if not c.informative else f"β {c.beta:.2f}"
         s = f"k{c.k} {c.corner} · {c.names} · {ex} · {info}"
         return s if self.display == "numeric" else f"{self.display} labels · {s}"
+
+    #: answers per prompt (``--samples R``, issue 20; 1: the protocol): :func:`jobs_of` asks every job R times
+    samples: int = 1
 
 
 def sweep_cell(names: str, level: str) -> str:
@@ -165,7 +166,7 @@ def n_calls(cond: Condition) -> int:
     """Calls of a condition: pairs x arms x 2 presentation orders (3 arms numeric, 2 for a category display)."""
     arms = len(config.ARMS) if cond.display == "numeric" else 2
     n = len(pairs(cond.cell))
-    return (n if cond.n_pairs is None else min(n, cond.n_pairs)) * arms * len(config.ORDERS) * cond.samples
+    return (n if cond.n_pairs is None else min(n, cond.n_pairs)) * arms * len(config.ORDERS)
 
 
 def battery_calls(name: str = "core", n_pairs: int | None = None) -> int:

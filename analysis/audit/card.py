@@ -264,8 +264,8 @@ def summary_statements(card: dict) -> list[str]:
     findings in the paper's order of questions (§2.2-§2.5), which are left out where the check
     finds the verdicts not interpretable."""
     out = [card["notice"]] if card.get("notice") else []
-    out += card.get("sampling_notice") or []
     resp = card.get("responsiveness") or {}
+    out += card.get("sampling_notice") or []  # how choices were sampled (issue 20), before any finding
     if resp:
         out.append("Responsiveness check: " + resp["statement"])
     if resp.get("interpretable") is False:
