@@ -401,3 +401,16 @@ def test_log_probabilities_give_the_choice_probability_of_one_call():
     # cf_a1: (0.8 + 0.7) / 2; cf_a0: (0.4 + 0.0) / 2 (order 1 without log-probabilities: its sampled answer)
     assert_allclose(estimators.pair_pse(rec).iloc[0], 0.75 - 0.2, rtol=1e-12)
     assert_allclose(estimators.pair_pse(rec.drop(columns="p_first")).iloc[0], 0.5 - 0.5, atol=1e-15)
+
+
+def test_estimate_reads_a_records_file_with_samples(tmp_path, capsys):
+    assert cli.main(["collect", "--cell", CELL, "--provider", "simulated", "--model", "numeric-reader", "--out",
+                     str(tmp_path), "--samples", "4", "--no-progress"]) == 0
+    path = next(tmp_path.rglob("*_records.csv"))
+    capsys.readouterr()
+    assert cli.main(["estimate", "--cell", CELL, "--records", str(path)]) == 0
+    got = json.loads(capsys.readouterr().out)
+    rec = records.normalise(pd.read_csv(path), CELL)
+    eff = estimators.pair_effects(rec, truth(parse_cell(CELL))).dropna()
+    assert_allclose(got["pse_pp"], 100 * eff["pse"].mean(), atol=1e-6)  # the CLI rounds to 6 decimals
+    assert got["n_calls"] == 4 * 594

@@ -165,7 +165,8 @@ def validate_records(raw: pd.DataFrame, cell: Cell, path: Path) -> None:
 
 
 def validate_jobs(df: pd.DataFrame, cell: Cell, path: Path) -> None:
-    dup = df.duplicated(["arm", "pair_id", "order"], keep=False)
+    # one row per job, or per job and sample where the file holds several (--samples R: sample_id)
+    dup = df.duplicated(["arm", "pair_id", "order"] + (["sample_id"] if "sample_id" in df else []), keep=False)
     if dup.any():
         first = df.loc[dup].iloc[0]
         raise CollectionError(f"records file {path}: {int(dup.sum())} rows repeat a job (one row per arm, pair "
