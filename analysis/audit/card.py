@@ -91,7 +91,8 @@ def sampling_notice(subject_info: dict, samples: int, answer_format: str, rows: 
                    f"Supplementary Note 12), not on single choices as in the protocol.{agree}")
     if answer_format == "logprobs":
         outside = [r["logprobs"]["mean_p_outside"] for r in rows if r.get("logprobs")]
-        mass = f" Mean probability outside the tokens 1 and 2: {100 * sum(outside) / len(outside):.1f}%." if outside else ""
+        mass = (f" Mean probability outside the tokens 1 and 2: {100 * sum(outside) / len(outside):.1f}%."
+                if outside else "")
         out.append(f"Deviation from the protocol: each choice probability comes from the log-probabilities of one "
                    f"answer token (1 or 2; --answer-format logprobs), not from a forced tool call, and P(patient 1) "
                    f"is normalised over the two answer tokens.{mass}")
