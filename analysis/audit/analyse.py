@@ -128,9 +128,11 @@ def condition_row(cond: Condition, rec: pd.DataFrame, draws: int = config.BOOTST
         row.update(pse_pp=iv["effect_pp"], pse_ci=[iv["lo_pp"], iv["hi_pp"]], n_pairs=iv["n_pairs"],
                    error_pct=float("nan"), error_ci=[float("nan")] * 2)
     row["learner_error_pct"] = refs["learner_error_pct"] if c.has_examples else float("nan")
+    row.update(sampling_summary(rec))  # --samples R / --answer-format logprobs (issue 20)
     row["accuracy_pct"] = 100 - row["error_pct"]
     row["excess_error_pp"] = row["error_pct"] - row["learner_error_pct"]
     return judged(row, cond)
+
 
 
 def summary_condition_row(cond: Condition, model: str) -> dict:
@@ -347,3 +349,17 @@ def reference_models(conditions: list[Condition], draws: int = config.BOOTSTRAP_
     """The paper's four models analysed exactly like the audited model, from the released records (cached)."""
     return _reference_models(tuple(conditions), draws)
 
+
+def sampling_summary(rec: pd.DataFrame) -> dict:
+    """``--samples R``: how often a prompt's R answers agree (:func:`analysis.estimators.within_prompt_agreement`);
+    ``--answer-format logprobs``: answers with log-probabilities and their mean mass outside the tokens 1 and 2.
+    The PSE, intervals and verdicts above are already on per-prompt choice probabilities
+    (:func:`analysis.estimators.pair_pse`, Supplementary Note 12's rule); with one answer per prompt they are
+    the protocol's."""
+    out: dict = {}
+    if "sample_id" in rec:
+        out["within_prompt_agreement"] = E.within_prompt_agreement(rec)
+    if "p_first" in rec and rec["p_first"].notna().any():
+        out["logprobs"] = {"n_answers": int(rec["p_first"].notna().sum()),
+                           "mean_p_outside": float(pd.to_numeric(rec["p_outside"], errors="coerce").mean())}
+    return out

@@ -85,6 +85,9 @@ class Condition:
         s = f"k{c.k} {c.corner} · {c.names} · {ex} · {info}"
         return s if self.display == "numeric" else f"{self.display} labels · {s}"
 
+    #: answers per prompt (``--samples R``, issue 20; 1: the protocol): :func:`jobs_of` asks every job R times
+    samples: int = 1
+
 
 def sweep_cell(names: str, level: str) -> str:
     """Cell id of a sweep level (k = 12 LH, 80 examples; paper §4.4)."""
@@ -183,5 +186,6 @@ def _jobs(cell: Cell, display: str, n_pairs: int | None) -> tuple:
 
 
 def jobs_of(cond: Condition) -> list:
-    """Every job of a condition (cached; :func:`analysis.collection.job_list`), first ``n_pairs`` pairs only if set."""
-    return list(_jobs(cond.parsed, cond.display, cond.n_pairs))
+    """Every job of a condition (cached; :func:`analysis.collection.job_list`), first ``n_pairs`` pairs only if set,
+    each ``cond.samples`` times (:func:`analysis.collection.with_samples`)."""
+    return C.with_samples(list(_jobs(cond.parsed, cond.display, cond.n_pairs)), cond.samples)

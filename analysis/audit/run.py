@@ -6,6 +6,7 @@ whole output folder (what earlier runs spent counts).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -106,6 +107,7 @@ def run_audit(provider: str, model: str, out: str | os.PathLike, *, battery: str
               concurrency: int | None = None, preset: str | None = None, seed: int = 0,
               draws: int = config.BOOTSTRAP_DRAWS, prices: str | os.PathLike | None = None,
               api_key_env: str | None = None, timeout: float = 60.0, settings: dict | None = None,
+              samples: int = config.SAMPLES_DEFAULT,
               policy: C.RetryPolicy = C.RetryPolicy(), reference_rows: bool = True, only: Iterable[str] | None = None,
               progress: bool = True, stop: threading.Event | None = None, n_pairs: int | None = None,
               price_in: float | None = None, price_out: float | None = None, answer_format: str = "tool",
@@ -119,10 +121,12 @@ def run_audit(provider: str, model: str, out: str | os.PathLike, *, battery: str
     on a problem the user must fix (nothing is written then). ``n_pairs`` restricts every
     condition to its first ``n_pairs`` pairs (``--pairs``; the smoke battery takes 24 by default).
     ``price_in``/``price_out`` (USD per million tokens; 0 and 0 for a local model) override the
-    price table; ``answer_format`` is ``tool`` (the protocol), ``json`` or ``text``.
+    price table; ``answer_format`` is ``tool`` (the protocol), ``json``, ``text`` or ``logprobs``. ``samples``
+    (``--samples R``) asks every prompt R times; the card's numbers are then on per-prompt choice probabilities.
     """
     price = C.pricing.check_price(price_in, price_out)
     conditions = first_pairs(select_conditions(battery_conditions(battery), only), n_pairs)
+    conditions = [dataclasses.replace(c, samples=C.runner.check_samples(samples)) for c in conditions]
     if max_cost is not None and max_cost < 0:
         raise C.CollectionError("--max-cost must be at least 0")
     if draws < 100:
@@ -180,6 +184,7 @@ def run_audit(provider: str, model: str, out: str | os.PathLike, *, battery: str
     try:
         analysis = analyse(collected_loader(out, subject), conditions, draws)
         info = provenance(out, subject, conditions)
+        info["samples_per_prompt"] = samples  # --samples R (issue 20): the card's sampling lines
         if sprov == "simulated":
             info["simulated"] = {"preset": smodel, "seed": seed}
     finally:

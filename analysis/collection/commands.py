@@ -27,12 +27,12 @@ from ..cells import Cell, parse_cell
 from ..jsonable import jsonable
 from . import batch_command  # --batch / --export-batch / --import-batch / --prompt-cache (issue 14)
 from .errors import Abort, CollectionError
-from .jobs import job_list
+from .jobs import job_list, with_samples
 from .plan import Plan
 from .pricing import check_price
 from .redaction import REDACT
 from .retries import RetryPolicy
-from .runner import collect as collect_cell
+from .runner import check_samples, collect as collect_cell
 from .subjects import PROVIDERS
 
 SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
@@ -113,6 +113,9 @@ def collect(args: argparse.Namespace) -> int:
                     if n_pairs < 1:
                         raise CollectionError(f"--pairs must be at least 1, not {n_pairs}")
                     jobs = [jb for jb in job_list(c, args.display) if jb.pair_id < n_pairs]
+                samples = check_samples(getattr(args, "samples", 1))
+                if samples > 1:  # --samples R: every job R times (sample 0 .. R-1)
+                    jobs = with_samples(jobs if jobs is not None else job_list(parse_cell(c), args.display), samples)
                 res = collect_cell(c, args.provider, args.model, args.out, display=args.display,
                                    base_url=args.base_url, concurrency=args.concurrency, max_cost=args.max_cost,
                                    dry_run=args.dry_run, reuse_identical_prompts=args.reuse_identical_prompts,
@@ -163,7 +166,8 @@ def validate_records(raw: pd.DataFrame, cell: Cell, path: Path) -> None:
 
 
 def validate_jobs(df: pd.DataFrame, cell: Cell, path: Path) -> None:
-    dup = df.duplicated(["arm", "pair_id", "order"], keep=False)
+    # one row per job, or per job and sample where the file holds several (--samples R: sample_id)
+    dup = df.duplicated(["arm", "pair_id", "order"] + (["sample_id"] if "sample_id" in df else []), keep=False)
     if dup.any():
         first = df.loc[dup].iloc[0]
         raise CollectionError(f"records file {path}: {int(dup.sum())} rows repeat a job (one row per arm, pair "
