@@ -74,6 +74,22 @@ def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     return float(ci.low), float(ci.high)
 
 
+def wilson_share(share: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a share that is a mean of ``n`` per-pair values in [0, 1] (not
+    necessarily ``k / n`` with integer ``k``: e.g. accuracy averaged over two orders per pair).
+
+    >>> [round(x, 4) for x in wilson_share(1.0, 2)] == [round(x, 4) for x in wilson(2, 2)]
+    True
+    """
+    n = int(n)
+    if n <= 0 or math.isnan(share):
+        return (math.nan, math.nan)
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    centre = (share + z**2 / (2 * n)) / (1 + z**2 / n)
+    half = z / (1 + z**2 / n) * math.sqrt(share * (1 - share) / n + z**2 / (4 * n**2))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 def enough_pairs(n: int, minimum: int = config.MIN_PAIRS_TO_JUDGE) -> bool:
     """Whether ``n`` pairs are enough to print a judgment (else the card says :data:`TOO_FEW`)."""
     return int(n) >= int(minimum)

@@ -90,6 +90,7 @@ PAPER_METHOD = "the paper's: PSE interval shifted by the fixed reference"
 JOINT_METHOD = "joint pair bootstrap of PSE - reference, reference learner refitted on resampled examples"
 JOINT_SEED = 22  # pair draws of the joint bootstrap (issue 22)
 REFIT_SEED = 2022  # example resamples of the refitted reference learner (issue 22)
+DRAW_DECIMALS = 9  # joint draws are rounded to 1e-9 pp (see joint_draws)
 
 
 def _fit_many(F: np.ndarray, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -211,7 +212,9 @@ def joint_draws(model_pairs, ref_pairs, ref_point_pp: float | None = None, draws
     ref = 100 * ref
     if ref_point_pp is not None:
         ref = ref - ref.mean() + float(ref_point_pp)
-    return 100 * model - ref
+    # rounded to 1e-9 pp: a mean of values in {-1, -1/2, 0, 1/2, 1} taken as a matrix product can miss an
+    # exact 0 by ~1e-15, which would turn an interval ending at 0 into a spurious excess or shortfall
+    return np.round(100 * model - ref, DRAW_DECIMALS)
 
 
 def read_joint(d: np.ndarray, n_pairs: int, margin_pp: float = config.EQUIVALENCE_MARGIN_PP) -> tuple:

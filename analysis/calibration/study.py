@@ -27,8 +27,8 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from .. import config, intervals
-from ..audit.batteries import Condition
-from ..judgments import joint_draws, read_joint
+from ..audit.batteries import Condition, battery_conditions, first_pairs
+from ..judgments import DRAW_DECIMALS, joint_draws, read_joint
 from ..judgments import verdict as paper_verdict
 from .simulate import ConditionModel, boot_counts, condition_model, per_pair_pse
 
@@ -40,7 +40,7 @@ GOAL_COVERAGE = 0.93  # issue 22
 def paper_verdicts(pse: np.ndarray, m: ConditionModel, idx: np.ndarray, K: np.ndarray) -> dict:
     """The paper's judgment per seed: the PSE interval shifted by the fitted reference."""
     ref = 100 * float(m.ref_point.mean())
-    lo, hi = np.percentile(100 * pse @ K, [2.5, 97.5], axis=1) - ref
+    lo, hi = np.percentile(np.round(100 * pse @ K, DRAW_DECIMALS), [2.5, 97.5], axis=1) - ref
     return {"verdict": np.array([paper_verdict(a, b) for a, b in zip(lo, hi)]), "lo": lo, "hi": hi}
 
 
@@ -51,65 +51,6 @@ def joint_verdicts(pse: np.ndarray, m: ConditionModel, idx: np.ndarray, K: np.nd
     read = [read_joint(row, pse.shape[1]) for row in d]
     return {"verdict": np.array([r[4] for r in read]), "lo": np.array([r[0] for r in read]),
             "hi": np.array([r[1] for r in read])}
-
-
-VERDICT_FUNCTIONS`:
-
-* ``paper`` — the paper's judgment (:func:`analysis.judgments.judge`: PSE interval shifted by the
-  fitted reference);
-* ``joint`` — the card's judgment beyond the paper (:func:`analysis.judgments.judge_joint`: joint
-  pair bootstrap with the reference refitted on resampled examples, and the TOST).
-
-A verdict function takes ``(pse, model, idx, K)`` — seeds x pairs per-pair PSE, the
-:class:`.simulate.ConditionModel`, the shared pair resamples and their count matrix — and returns
-``{"verdict": array of str, "lo": array, "hi": array}`` (the 95% interval of ``PSE - reference``, pp).
-Other verdicts (the validity panel's) plug in the same way.
-
-Measured per condition: **false-finding rate** (excess or shortfall where ``delta = 0``),
-**power** (excess where ``delta`` = 5, 10, 20 pp), **false equivalence** (equivalent within the
-margin where ``delta`` is 10 or 20 pp) and **coverage** (the interval holds ``delta``).
-"""
-from __future__ import annotations
-
-from typing import Callable
-
-import numpy as np
-import pandas as pd
-from tqdm.auto import tqdm
-
-from .. import config, intervals
-from ..audit.batteries import Condition
-from ..judgments import joint_draws, read_joint
-from ..judgments import verdict as paper_verdict
-from .simulate import ConditionModel, boot_counts, condition_model, per_pair_pse
-
-DELTAS = (0.0, 5.0, 10.0, 20.0)  # true PSE - reference (pp): none, and the issue's 5 / 10 / 20 pp
-GOAL_FALSE_FINDING = 0.05  # nominal rate of a 95% interval (issue 22)
-GOAL_COVERAGE = 0.93  # issue 22
-
-
-def paper_verdicts(pse: np.ndarray, m: ConditionModel, idx: np.ndarray, K: np.ndarray) -> dict:
-    """The paper's judgment per seed: the PSE interval shifted by the fitted reference."""
-    ref = 100 * float(m.ref_point.mean())
-    lo, hi = np.percentile(100 * pse @ K, [2.5, 97.5], axis=1) - ref
-    return {"verdict": np.array([paper_verdict(a, b) for a, b in zip(lo, hi)]), "lo": lo, "hi": hi}
-
-
-def joint_draws_many(pse: np.ndarray, m: ConditionModel, idx: np.ndarray, K: np.ndarray) -> np.ndarray:
-    """Seeds x draws of the joint bootstrap of ``PSE - reference`` (pp), the card's :func:`judge_joint` per seed."""
-    R = m.ref_draws
-    rows = R[np.arange(idx.shape[0]) % R.shape[0]]
-    ref = np.take_along_axis(rows, idx, axis=1).mean(axis=1)  # draws
-    return 100 * (pse @ K - ref[None])
-
-
-def joint_verdicts(pse: np.ndarray, m: ConditionModel, idx: np.ndarray, K: np.ndarray) -> dict:
-    """The card's joint judgment per seed (interval, TOST, four-way verdict)."""
-    d = joint_draws_many(pse, m, idx, K)
-    lo, hi = np.percentile(d, [2.5, 97.5], axis=1)
-    n = pse.shape[1]
-    v = [intervals.equivalence_verdict(a, b, intervals.tost(row), n_pairs=n) for a, b, row in zip(lo, hi, d)]
-    return {"verdict": np.array(v), "lo": lo, "hi": hi}
 
 
 VERDICT_FUNCTIONS: dict[str, Callable] = {"paper": paper_verdicts, "joint": joint_verdicts}
@@ -144,7 +85,8 @@ def summary(long: pd.DataFrame) -> pd.DataFrame:
     """verdict | truth | false-finding rate | power at 5 / 10 / 20 pp | coverage, per condition and method.
 
     ``false_finding_rate``: excess or shortfall at a true difference of 0; ``power_5/10/20``: excess
-    at that true difference; ``false_equivalence_10/20``: "equivalent" at 10 / 20 pp; ``coverage``:
+    at that true difference; ``equivalent_at_0``: "equivalent" at 0 (the TOST's power);
+    ``false_equivalence_10/20``: "equivalent" at 10 / 20 pp; ``coverage``:
     the smallest coverage over the true differences; ``meets_goal``: false findings at most 5% and
     coverage at least 93%.
     """
@@ -158,6 +100,7 @@ def summary(long: pd.DataFrame) -> pd.DataFrame:
              "n_seeds": int(g["n_seeds"].iloc[0]), "zero_information": bool(g["zero_information"].iloc[0])}
         if 0.0 in at.index:
             r["false_finding_rate"] = float(at.loc[0.0, "share_excess"] + at.loc[0.0, "share_shortfall"])
+            r["equivalent_at_0"] = float(at.loc[0.0, "share_equivalent"])
         for d in (5.0, 10.0, 20.0):
             if d in at.index:
                 r[f"power_{d:g}"] = float(at.loc[d, "share_excess"])
@@ -169,3 +112,17 @@ def summary(long: pd.DataFrame) -> pd.DataFrame:
                                and r["coverage"] >= GOAL_COVERAGE)
         rows.append(r)
     return pd.DataFrame(rows)
+
+
+def battery_study(battery: str = "core", n_pairs: int | None = None, n_seeds: int = 200, draws: int = 2000,
+                  deltas=DELTAS, progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(long, summary)`` of a battery at ``--pairs`` (None: the battery's own), with ``battery`` and
+    ``pairs`` columns (as :mod:`analysis.calibration.cited` reads them)."""
+    conds = first_pairs(battery_conditions(battery), n_pairs)
+    long = calibrate(conds, n_seeds, draws, deltas, progress=progress)
+    summ = summary(long)
+    label = "default" if n_pairs is None else str(int(n_pairs))
+    for t in (long, summ):
+        t.insert(0, "pairs", label)
+        t.insert(0, "battery", battery)
+    return long, summ
