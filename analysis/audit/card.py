@@ -116,7 +116,9 @@ METHOD_NOTES = [
     "23-26); the paper's four models are shown with it.",
     "The judgment beyond the paper (``judgment``, ``joint_ci``, ``p_tost``): one pair resample per draw for the model "
     "and its reference on the same pairs, with the reference learner refitted on a resample of its examples "
-    "(draws shifted to centre on the fitted reference), 95% percentile interval; TOST p-value = the larger of the "
+    "(draws shifted to centre on the fitted reference), 95% expanded percentile interval (Hesterberg 2015: the "
+    "draws read at Phi(±sqrt(n/(n-1)) t_{n-1}), so that a few dozen pairs do not undercover); TOST p-value = the "
+    "larger of the "
     "two one-sided bootstrap p-values, (count + 1) / (draws + 1), never 0.",
     "Tracking slope per name set: single-fit bootstrap, seed 7, exact learner PSE (spec §9.3); both name sets: "
     "unweighted mean of the two fits with the shared-pair bootstrap, seed 0, exact learner PSE (spec §9.4 reads the "
