@@ -1,7 +1,8 @@
 """The judgment of a PSE against a reference (paper §2.1, §4.3; spec PROTOCOL-statistics §8-9).
 
 **The paper's judgment** (:func:`judge`, kept for reproduction and for the reference rows). The
-difference from a reference is ``PSE - reference``; its 95% interval is the PSE's pair-bootstrap interval shifted by the reference (the references are computed exactly, not estimated). The verdict
+difference from a reference is ``PSE - reference``; its 95% interval is the PSE's pair-bootstrap
+interval shifted by the reference (the references are computed exactly, not estimated). The verdict
 reads the interval: *excess* when it lies above zero, *shortfall* below zero, otherwise *no resolved
 difference*. One function, :func:`judge`, is called by the audit and by the paper's cell tables.
 
