@@ -54,8 +54,8 @@ def joint_statement(row: dict) -> str:
         return ""
     if j == "too few pairs to judge":
         return f" Beyond the paper: too few pairs to judge ({row.get('joint_n_pairs', row.get('n_pairs'))} pairs)."
-    return (f" Beyond the paper, with the reference's own sampling variability (joint pair bootstrap, learner refitted "
-            f"on resampled examples) and an equivalence test at ±{row['margin_pp']:g} pp: {j} "
+    return (f" Beyond the paper, with the sampling variability of the reference itself (joint pair bootstrap, "
+            f"learner refitted on resampled examples) and an equivalence test at ±{row['margin_pp']:g} pp: {j} "
             f"({_pp(row['joint_difference_pp'])} pp {_ci(row['joint_ci'])}, TOST p = {row['p_tost']:.3f}).")
 
 
