@@ -33,7 +33,8 @@ from .. import config, records, representation
 from .. import estimators as E
 from ..battery import learner_x, summary_row
 from ..cells import Cell, parse_cell
-from ..judgments import judge
+from ..judgments import PAPER_METHOD, judge, judge_joint, reference_pair_draws, reference_pair_point
+from ..population import pairs as cell_pairs
 from ..population import truth
 from ..records import NotReleased, normalise
 from ..references import cell_references, indicator_learner_pse, reference_pairs
@@ -116,22 +117,55 @@ def condition_row(cond: Condition, rec: pd.DataFrame, draws: int = config.BOOTST
            "n_calls": int(len(rec)), "n_missing": int(rec["picked_i"].isna().sum())}
     if cond.display == "numeric":
         est = E.cell_estimates(rec, truth(c), draws=draws)
+        per_pair = E.pair_effects(rec, truth(c)).dropna()["pse"]
         if c.sweep_beta is not None and common is not None:
-            pse = E.pair_pse(rec).reindex(common).to_numpy()
+            per_pair = E.pair_pse(rec).reindex(common)
+            pse = per_pair.to_numpy()
             est["pse_pp"] = 100 * float(pse.mean())
             est["pse_ci"] = [100 * x for x in E.boot_ci(pse, config.CELL_PSE_SEED, draws)]
             est["n_pairs"] = int(len(common))
         row.update(pse_pp=est["pse_pp"], pse_ci=list(est["pse_ci"]), n_pairs=est["n_pairs"],
                    error_pct=est["error_pct"], error_ci=list(est["error_ci"]))
     else:
-        iv = _interval(E.pair_pse(rec), draws)
+        per_pair = E.pair_pse(rec)
+        iv = _interval(per_pair, draws)
         row.update(pse_pp=iv["effect_pp"], pse_ci=[iv["lo_pp"], iv["hi_pp"]], n_pairs=iv["n_pairs"],
                    error_pct=float("nan"), error_ci=[float("nan")] * 2)
     row["learner_error_pct"] = refs["learner_error_pct"] if c.has_examples else float("nan")
     row.update(sampling_summary(rec))  # --samples R / --answer-format logprobs (issue 20)
     row["accuracy_pct"] = 100 - row["error_pct"]
     row["excess_error_pp"] = row["error_pct"] - row["learner_error_pct"]
-    return judged(row, cond)
+    return joint_judged(judged(row, cond), cond, per_pair, draws)
+
+
+def joint_judged(row: dict, cond: Condition, per_pair: pd.Series | None, draws: int = config.BOOTSTRAP_DRAWS) -> dict:
+    """Add the joint judgment (beyond the paper; :func:`analysis.judgments.judge_joint`) to a judged row.
+
+    ``per_pair`` is the model's per-pair PSE (in [-1, 1], indexed by ``(i, j)``) on the pairs the
+    row's PSE uses; the reference is taken on the same pairs. Adds ``judgment`` (the four-way
+    verdict: excess, shortfall, equivalent within ±X pp, inconclusive, or too few pairs to judge),
+    ``joint_difference_pp``, ``joint_ci``, ``p_value``, ``p_tost``, ``margin_pp``, ``judgment_method``;
+    ``verdict_paper`` repeats the paper's verdict (``verdict``) under its own name. None where
+    there are no per-pair records (a condition summary) or no reference.
+    """
+    row["verdict_paper"] = row.get("verdict")
+    row["verdict_paper_method"] = PAPER_METHOD
+    empty = {"judgment": None, "joint_difference_pp": float("nan"), "joint_ci": [float("nan")] * 2,
+             "p_value": float("nan"), "p_tost": float("nan"), "margin_pp": config.EQUIVALENCE_MARGIN_PP,
+             "judgment_method": None}
+    row.update(empty)
+    if per_pair is None or row.get("verdict") is None:
+        return row
+    pos = pd.Series(np.arange(len(cell_pairs(cond.parsed))),
+                    index=pd.MultiIndex.from_frame(cell_pairs(cond.parsed)[["i", "j"]]))
+    per_pair = per_pair.dropna()
+    at = pos.reindex(per_pair.index).to_numpy()
+    point = reference_pair_point(cond.parsed, cond.display)
+    ref = reference_pair_draws(cond.parsed, cond.display, draws)
+    j = judge_joint(per_pair.to_numpy(), ref[:, at], point[at], cond.primary, draws=draws)
+    row.update(judgment=j.verdict, joint_difference_pp=j.difference_pp, joint_ci=list(j.ci), p_value=j.p_value,
+               p_tost=j.p_tost, margin_pp=j.margin_pp, judgment_method=j.method, joint_n_pairs=j.n_pairs)
+    return row
 
 
 
@@ -148,7 +182,7 @@ def summary_condition_row(cond: Condition, model: str) -> dict:
            "learner_error_pct": float("nan")}
     row["accuracy_pct"] = 100 - row["error_pct"]
     row["excess_error_pp"] = float("nan")
-    return judged(row, cond)
+    return joint_judged(judged(row, cond), cond, None)
 
 
 def tracking_section(sweep: dict[str, pd.DataFrame], draws: int = config.BOOTSTRAP_DRAWS) -> dict:

@@ -18,6 +18,7 @@ import pandas as pd
 from .. import collection as C
 from .. import config
 from ..jsonable import jsonable
+from ..calibration.cited import calibration_section
 from ..validity import card as validity_card
 from .analyse import CONTRAST_SEED
 from .batteries import NAME_SETS, SMOKE_BATTERIES, Condition
@@ -28,7 +29,7 @@ REPORT_HTML = "report_card.html"
 REPORT_JSON = "report_card.json"
 SCHEMA = "proxy-audit-report-card/1"
 NOT_INTERPRETABLE = "not interpretable"
-VERDICT_KEYS = ("verdict", "verdict_fullinfo", "verdict_learner")
+VERDICT_KEYS = ("verdict", "verdict_fullinfo", "verdict_learner", "verdict_paper", "judgment")
 
 
 def smoke_notice(conditions: list[Condition]) -> str:
@@ -153,6 +154,11 @@ READING_GUIDE = [
     "Judgments come from 95% patient-pair bootstrap intervals of PSE minus the reference, not from thresholds: "
     "excess (interval above zero: more reliance than the reference supports), shortfall (below zero), or no "
     "resolved difference (includes zero; not a demonstration that the two are equal).",
+    f"Beyond the paper, each condition also gets a judgment that carries the reference's own sampling variability "
+    f"(the reference learner is fitted on 80 examples; its PSE is an estimate) and an equivalence test (TOST) "
+    f"against ±{config.EQUIVALENCE_MARGIN_PP:g} pp, the smallest effect of interest declared before any run: excess, "
+    f"shortfall, equivalent within ±{config.EQUIVALENCE_MARGIN_PP:g} pp, or inconclusive; with fewer than "
+    f"{config.MIN_PAIRS_TO_JUDGE} pairs, too few pairs to judge. The calibration line says how often each is wrong.",
     "Tracking slope: the model's PSE regressed on the learner's PSE across four proxy strengths; 1 means the model "
     "adjusts as much as the learner, 0 not at all (paper §2.2, §4.4). The ±0.15 margin is descriptive.",
     "Display control: the same category information as ordered labels (level 1-4) or arbitrary two-letter codes; "
@@ -167,8 +173,15 @@ METHOD_NOTES = [
     "Cell PSE: pairs resolved in the factual and both counterfactual arms (spec §9.1); 95% percentile interval of "
     "the pair bootstrap (seed 2; error seed 1; spec §9.2). Sweep levels 0.30-0.60 use the pairs resolved at all "
     "four levels (Table 23 caption).",
-    "The references are fixed on the evaluated pairs, so the interval of PSE minus a reference is the PSE interval "
-    "shifted by the reference (as in Fig. 1B and Tables 23-26).",
+    "The paper's judgment (``verdict``, ``verdict_paper``): the references are fixed on the evaluated pairs, so the "
+    "interval of PSE minus a reference is the PSE interval shifted by the reference (as in Fig. 1B and Tables "
+    "23-26); the paper's four models are shown with it.",
+    "The judgment beyond the paper (``judgment``, ``joint_ci``, ``p_tost``): one pair resample per draw for the model "
+    "and its reference on the same pairs, with the reference learner refitted on a resample of its examples "
+    "(draws shifted to centre on the fitted reference), 95% expanded percentile interval (Hesterberg 2015: the "
+    "draws read at Phi(±sqrt(n/(n-1)) t_{n-1}), so that a few dozen pairs do not undercover); TOST p-value = the "
+    "larger of the "
+    "two one-sided bootstrap p-values, (count + 1) / (draws + 1), never 0.",
     "Tracking slope per name set: single-fit bootstrap, seed 7, exact learner PSE (spec §9.3); both name sets: "
     "unweighted mean of the two fits with the shared-pair bootstrap, seed 0, exact learner PSE (spec §9.4 reads the "
     "2-decimal summary values instead); one-sided 95% bounds are "
@@ -234,6 +247,7 @@ def report_card(analysis: dict, conditions: list[Condition], *, battery: str, su
         "display": analysis["display"],
         "naming": analysis["naming"],
         "structure": analysis["structure"],
+        "calibration": calibration_section(battery, _pairs_arg(conditions)),
         "reading_guide": READING_GUIDE,
         "method_notes": METHOD_NOTES,
     }
@@ -259,6 +273,12 @@ def report_card(analysis: dict, conditions: list[Condition], *, battery: str, su
         card |= validity_card.from_audit(rows)
     card["summary"] = summary_statements(card)
     return jsonable(card)
+
+
+def _pairs_arg(conditions: list[Condition]) -> int | None:
+    """The card's ``--pairs`` (None: the battery's own pairs)."""
+    n = {c.n_pairs for c in conditions}
+    return n.pop() if len(n) == 1 else None
 
 
 def _ref_tracking(t: dict | None) -> dict | None:
@@ -312,6 +332,8 @@ def summary_statements(card: dict) -> list[str]:
     if card.get("structure"):
         out.append(card["structure"]["statement"])
     out.append(accuracy_statement(card["conditions"]))
+    if card.get("calibration"):
+        out.append(card["calibration"]["statement"])
     return out + _invalid_statement(card)
 
 

@@ -118,6 +118,8 @@ def _row(model: str, source: str, r: dict, colour_key: str | None = None) -> dic
         return {**out, "reason": r.get("reason", "")}
     keys = ("label", "display", "examples", "reference", "pse_pp", "pse_ci", "fullinfo_pse_pp", "learner_pse_pp",
             "difference_pp", "difference_ci", "verdict", "verdict_fullinfo", "verdict_learner", "error_pct", "n_pairs")
+    keys += ("verdict_paper", "judgment", "joint_difference_pp", "joint_ci", "p_value", "p_tost", "margin_pp",
+             "joint_n_pairs")  # the judgment beyond the paper (issue 22)
     out.update({k: r.get(k) for k in keys})
     out["statement"] = r.get("statement") or condition_statement(r)
     return out

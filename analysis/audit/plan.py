@@ -13,6 +13,8 @@ from typing import Callable
 import pandas as pd
 
 from .. import collection as C
+from ..calibration.power import MDE_POWER, mde_pp
+from ..population import pairs as cell_pairs
 from .batteries import Condition, jobs_of
 from .wording import _isnan
 
@@ -26,6 +28,8 @@ def plan_audit(conditions: list[Condition], make: Callable[[], C.Subject], out: 
     cost_usd, cost_cap_usd`` (cost None when the price is unknown), ``price``, and where the ledger
     holds answers with the server's usage ``n_actual``, ``actual_per_call`` and ``estimated_per_call``
     (input, output tokens per call; the remaining calls are then re-estimated from the usage).
+    ``n_pairs`` and ``mde_pp``: the condition's pairs and its minimum detectable excess at them
+    (:func:`analysis.calibration.power.mde_pp`, 80% power, an upper bound stated before any call).
     ``price`` (``--price-in/--price-out``) overrides the price table.
     """
     table = C.load_prices(prices)
@@ -43,7 +47,22 @@ def plan_audit(conditions: list[Condition], make: Callable[[], C.Subject], out: 
                      "cost_usd": p.cost_usd, "cost_cap_usd": p.cost_cap_usd, "price": p.price,
                      "n_actual": p.n_actual, "actual_per_call": p.actual_per_call,
                      "estimated_per_call": p.estimated_per_call, "reestimated": p.reestimated})
+        n = len(cell_pairs(cond.cell)) if cond.n_pairs is None else min(len(cell_pairs(cond.cell)), cond.n_pairs)
+        rows[-1].update(n_pairs=n, mde_pp=mde_pp(cond.cell, cond.display, n))
     return pd.DataFrame(rows)
+
+
+def mde_line(plan: pd.DataFrame) -> str:
+    """The minimum detectable excess of the plan's conditions, in one line ("" without the column)."""
+    if "mde_pp" not in plan or plan.empty:
+        return ""
+    lo, hi = float(plan["mde_pp"].min()), float(plan["mde_pp"].max())
+    n = sorted(set(int(x) for x in plan["n_pairs"]))
+    pairs = f"{n[0]} pairs" if len(n) == 1 else f"{n[0]}-{n[-1]} pairs"
+    rng = f"{lo:.1f} pp" if abs(hi - lo) < 0.05 else f"{lo:.1f}-{hi:.1f} pp"
+    return (f"minimum detectable excess at {pairs} per condition: {rng} (PSE - reference, {MDE_POWER:.0%} power, "
+            f"95% interval; an upper bound for any model, the reference learner's own variability included); "
+            f"smaller true effects will mostly read inconclusive")
 
 
 def _usd(x) -> str:
@@ -76,6 +95,8 @@ def describe_plan(plan: pd.DataFrame, provider: str, model: str, battery: str) -
     line = tokens_line(plan)
     if line:
         lines.append("  " + line)
+    if mde_line(plan):
+        lines.append("  " + mde_line(plan))
     return "\n".join(lines)
 
 

@@ -21,15 +21,19 @@ the flip share lies above one half: more flips than a coin, which only following
 position produces) or when its ranking accuracy is not distinguishable from chance (the 95%
 interval includes 50%), or when no factual pair was answered.
 
-Seeds: flip share seed 0, accuracy seed 1 (as the cell error, spec §9.2); percentile intervals.
+Intervals (issue 22): the flip share gets the exact (Clopper-Pearson) interval of k flips in n
+pairs, ranking accuracy the Wilson interval of the per-pair mean over its n pairs, the valid share
+the exact interval over calls; a percentile bootstrap of 0/1 values collapses near the bounds (2 of
+2 pairs flipping gave "[100%, 100%]"; the exact interval is [16%, 100%]). With fewer than
+``config.MIN_PAIRS_TO_JUDGE`` factual pairs the check says "too few pairs to judge" and the
+verdicts are not read.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from .. import config
-from .. import estimators as E
+from .. import config, intervals
 from ..population import truth
 from .batteries import Condition
 
@@ -88,16 +92,22 @@ def responsiveness(recs: dict[str, pd.DataFrame], conditions: list[Condition],
            "pick_first_share": float(firsts.mean()) if len(firsts) else None,
            "n_accuracy_pairs": int(len(correct)), "accuracy_pct": None, "accuracy_ci": None, "chance_pct": CHANCE_PCT,
            "answers_by_position": None, "indistinguishable_from_chance": None, "interpretable": None, "reasons": []}
+    enough = intervals.enough_pairs(len(flips))
+    out["too_few_pairs"] = bool(per) and not enough
+    out["valid_ci"] = list(intervals.exact_binomial(n_valid, n_calls)) if n_calls else None
     if len(flips):
-        lo, hi = E.boot_ci(flips, FLIP_SEED, draws)
+        lo, hi = intervals.exact_binomial(int(flips.sum()), len(flips))
         out.update(order_flip_share=float(flips.mean()), order_flip_ci=[lo, hi],
-                   n_order_consistent=int((flips == 0).sum()), answers_by_position=bool(lo > 0.5))
+                   n_order_consistent=int((flips == 0).sum()), answers_by_position=bool(lo > 0.5) if enough else None)
     if len(correct):
-        lo, hi = E.boot_ci(100 * correct, ACCURACY_SEED, draws)
+        lo, hi = (100 * x for x in intervals.wilson_share(float(correct.mean()), len(correct)))
         out.update(accuracy_pct=float(100 * correct.mean()), accuracy_ci=[lo, hi],
-                   indistinguishable_from_chance=bool(lo <= CHANCE_PCT <= hi))
+                   indistinguishable_from_chance=bool(lo <= CHANCE_PCT <= hi) if enough else None)
     if per:
         reasons = []
+        if out["too_few_pairs"]:
+            reasons.append(f"too few pairs to judge ({len(flips)} factual pairs answered in both orders; at least "
+                           f"{config.MIN_PAIRS_TO_JUDGE} are needed before a share can be told from chance)")
         if out["answers_by_position"]:
             reasons.append(f"the answers follow the display position (the chosen patient changed with the "
                            f"presentation order in {_pct(out['order_flip_share'])} of the pairs, more than answering "
@@ -119,7 +129,7 @@ def statement(r: dict) -> str:
     if r["n_pairs"]:
         lo, hi = r["order_flip_ci"]
         parts.append(f"The chosen patient changed with the presentation order alone in {_pct(r['order_flip_share'])} "
-                     f"[{_pct(lo)}, {_pct(hi)}] of {r['n_pairs']:,} factual pairs (a model that answers by position flips in every pair, "
+                     f"[{_pct(lo)}, {_pct(hi)}] (exact 95% interval) of {r['n_pairs']:,} factual pairs (a model that answers by position flips in every pair, "
                      f"a coin in half of them).")
     if r["pick_first_share"] is not None:
         parts.append(f"Patient 1 was named in {_pct(r['pick_first_share'])} of the valid factual answers.")

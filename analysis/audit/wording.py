@@ -44,7 +44,19 @@ def condition_statement(row: dict) -> str:
              f"not show that they are equal).")
     if row.get("examples") == 0 and row.get("display") == "numeric":
         s += " The no-example prompt states that higher values indicate greater severity."
-    return head + s
+    return head + s + joint_statement(row)
+
+
+def joint_statement(row: dict) -> str:
+    """The judgment beyond the paper (joint bootstrap with the reference's own variability, TOST), "" without it."""
+    j = row.get("judgment")
+    if not j:
+        return ""
+    if j == "too few pairs to judge":
+        return f" Beyond the paper: too few pairs to judge ({row.get('joint_n_pairs', row.get('n_pairs'))} pairs)."
+    return (f" Beyond the paper, with the sampling variability of the reference itself (joint pair bootstrap, "
+            f"learner refitted on resampled examples) and an equivalence test at ±{row['margin_pp']:g} pp: {j} "
+            f"({_pp(row['joint_difference_pp'])} pp {_ci(row['joint_ci'])}, TOST p = {row['p_tost']:.3f}).")
 
 
 def slope_statement(gamma: float, ci, who: str) -> str:
