@@ -86,3 +86,14 @@ MODELS = {
     "qwen": ("Qwen3.7-max", "qwen3.7-max"),
     "gpt": ("GPT-5.6 Terra", "gpt-5.6-terra"),
 }
+
+# --- Judgments beyond the paper (issue 22: calibrated verdicts; seed 003's equivalence test) -----
+# Smallest effect size of interest: the paper's own pre-specified representation margin (§4.6,
+# REPRESENTATION_MARGIN_PP), declared before any run. A condition whose PSE - reference lies within
+# ±5 pp by TOST reads "equivalent within ±5 pp".
+EQUIVALENCE_MARGIN_PP = 5.0
+TOST_ALPHA = 0.05  # each one-sided test at 5%, i.e. a 90% interval inside the margins (seed 003)
+# Fewest pairs for a judgment or a share: below 6, even k = n agreeing pairs give an exact (Clopper-
+# Pearson) 95% interval whose lower end is under 50% (5/5 -> [47.8%, 100%]), so no share can be
+# told from chance; the card prints "too few pairs to judge" instead of a verdict.
+MIN_PAIRS_TO_JUDGE = 6
