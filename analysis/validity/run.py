@@ -163,13 +163,13 @@ def analyse(recs: dict, plan: ValidityPlan = ValidityPlan(), draws: int = config
         for v in plan.variants:
             scores = {cid: Q.pair_scores(rec)["score"] for (cid, var), rec in probes.items() if var == v}
             if scores:
-                relation[v] = Q.association_vs_reliance(pan["rows"], pan["per_pair"], scores, draws)
+                relation[v] = Q.coupling(pan["rows"], pan["per_pair"], scores, draws=min(draws, 2000))
         base = [r for r in pan["rows"] if r["cue"] == "numeric"]
         reps = {cell: base}
         for rep, rec in recs["replication"].get(cell, {}).items():
             reps[rep] = [P.cue_row(rep, "numeric", rec, draws)]
         cells.append({"cell": cell, "rows": pan["rows"], "convergence": pan["convergence"], "association": assoc,
-                      "reliance_tests": Q.reliance_tests(pan["rows"], pan["per_pair"]),
+                      "reliance_tests": Q.reliance_tests(pan["rows"]),
                       "association_vs_reliance": relation, "replication": R.replication_rows(reps)})
     return {"cells": cells, "cheap": plan.cheap, "n_pairs": plan.n_pairs, "variants": list(plan.variants)}
 
