@@ -53,8 +53,8 @@ def heterogeneity(draws: dict[str, np.ndarray], n_pairs: int | None = None,
                   margin_pp: float = config.EQUIVALENCE_MARGIN_PP) -> dict:
     """Test of equal excess across cues from their joint bootstrap draws (pp), see the module docstring.
 
-    Returns ``verdict, statement, largest {a, b, difference_pp, ci}, n_cues, n_differences,
-    margin_pp, level`` (``ci`` simultaneous 95%).
+    Returns ``verdict, statement, largest {a, b, difference_pp, ci}, differences (every pair, same
+    keys), n_cues, n_differences, margin_pp, level`` (``ci`` simultaneous 95%).
     """
     ids = [k for k, d in draws.items() if d is not None and np.isfinite(d).all()]
     out = {"verdict": "", "statement": "", "largest": None, "n_cues": len(ids), "n_differences": 0,
@@ -83,6 +83,8 @@ def heterogeneity(draws: dict[str, np.ndarray], n_pairs: int | None = None,
         verdict = robust_label(margin_pp)
     else:
         verdict = INCONCLUSIVE
+    out["differences"] = [{"a": ids[a], "b": ids[b], "difference_pp": float(c), "ci": [float(lo), float(hi)]}
+                          for (a, b), c, lo, hi in zip(combos, centre, lo95, hi95)]
     out.update(verdict=verdict, largest=largest, n_differences=len(combos),
                statement=statement(verdict, largest, len(ids), margin_pp))
     return out
