@@ -301,3 +301,40 @@ def probe_table(cell: "str | Cell", cue: "str | Cue" = "numeric", variant: str =
             rows.append({"pair_id": pair_id, "i": i, "j": j, "order": order, "variant": variant, "cue": q.id,
                          "prompt": text, "prompt_sha256": prompts.sha256(text), "group_a_patient": 1 + order})
     return pd.DataFrame(rows)
+
+
+# --- the blind (no-cue) baseline arm (issue 22; related papers 002 and 003) ------------------------
+
+#: the id of the blind rendering: the task fields only, no proxy, no label
+BLIND = "blind"
+BLIND_ARM = "blind"
+
+
+def blind_prompt(cell: "str | Cell", first: list[str], second: list[str]) -> str:
+    """The triage prompt with the proxies removed (examples and patients show the task fields only)."""
+    c = parse_cell(cell)
+    names = list(config.TASK_NAMES[: c.L])
+    head = prompts.HEAD_LEARNED.format(n=c.n_examples) if c.has_examples else prompts.HEAD_ABSENT
+    block = ""
+    if c.has_examples:
+        ex = examples(c)
+        rows = [",".join(v[: c.L]) + " -> " + prompts.fmt(y) for v, y in zip(prompts.value_strings(ex.X, c), ex.Y)]
+        block = "\n\nTRAINING CASES (format: " + ", ".join(names) + "  ->  risk):\n" + "\n".join(rows)
+    return head + block + patients_block(names, first[: c.L], second[: c.L])
+
+
+def blind_table(cell: "str | Cell") -> pd.DataFrame:
+    """The blind baseline's jobs: every pair in both orders, arm ``blind`` (the task values of the factual
+    population; the counterfactual arms change only the proxies, so they share these values).
+
+    Columns as :func:`job_table` (``cue`` = ``blind``).
+    """
+    c = parse_cell(cell)
+    rows = []
+    for pair_id, i, j, arms in _arm_rows(c.id):
+        vi, vj = prompts.value_strings(arms["factual"][0], c)
+        for order in config.ORDERS:
+            text = blind_prompt(c, *((vi, vj) if order == 0 else (vj, vi)))
+            rows.append({"arm": BLIND_ARM, "pair_id": pair_id, "i": i, "j": j, "order": order, "prompt": text,
+                         "prompt_sha256": prompts.sha256(text), "cue": BLIND})
+    return pd.DataFrame(rows)

@@ -261,7 +261,8 @@ def test_plan_counts_the_calls():
     t = VR.plan_table(VR.ValidityPlan())
     assert t.loc[t["part"] == "panel", "calls"].sum() == 2 * (5 * 594 + 2 * 396)
     assert t.loc[t["part"] == "probe", "calls"].sum() == 2 * 7 * 2 * 198
-    assert "15,444 calls" in VR.describe_plan()
+    assert t.loc[t["part"] == "blind", "calls"].sum() == 2 * 2 * 99
+    assert "15,840 calls" in VR.describe_plan()
 
 
 # --- interface: the audit's battery and the ledgered command ---------------------------------------------
@@ -292,7 +293,8 @@ def test_validity_command_plans_collects_resumes(tmp_path, capsys):
             "--cells", CELL, "--cues", "numeric", "label", "--draws", "200"]
     assert commands.main(args + ["--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "total: 128 calls" in out  # 48 panel + 32 probe + 48 replication and "cheaper pass on the first 4 pairs" in out
+    assert "total: 136 calls" in out  # 48 panel + 32 probe + 8 blind + 48 replication
+    assert "cheaper pass on the first 4 pairs" in out and "plan fingerprint: " in out
     assert not (tmp_path / commands.CARD_JSON).exists()
     assert commands.main(args) == 0
     card = json.loads((tmp_path / commands.CARD_JSON).read_text())
@@ -300,5 +302,9 @@ def test_validity_command_plans_collects_resumes(tmp_path, capsys):
     assert {(a["cue"], a["variant"]) for a in card["association"]} == {
         ("numeric", "forced"), ("numeric", "abstain"), ("label", "forced"), ("label", "abstain")}
     assert (tmp_path / "validity" / "probe_forced_numeric").is_dir()  # one ledgered folder per cue
+    plan = json.loads((tmp_path / commands.PLAN_JSON).read_text())  # written before the first call
+    assert card["validity_plan"]["sha256"] == plan["sha256"] and plan["served_model"] == "simulated:cue-specific"
+    assert set(plan["prompt_hashes"]) >= {f"panel {CELL} numeric", f"blind {CELL}"}
+    assert {b["cue"] for b in card["baseline"]} == {"numeric", "label", "blind"}
     assert commands.main(args) == 0  # resumes from the ledgers: same card
     assert json.loads((tmp_path / commands.CARD_JSON).read_text())["cue_panel"] == card["cue_panel"]

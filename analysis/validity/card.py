@@ -14,6 +14,10 @@
   ``association_vs_reliance_by_cell`` for every cell and variant;
 * ``replication`` — per cell and cue replicated: the replicates' verdicts, ``stable`` or
   ``collection-dependent``;
+* ``baseline`` — per cell and cue: the blind (no-cue) arm, each group's deviation from it, discriminant
+  validity (the group difference and the cross-group correlation) and competence (ranking accuracy);
+* ``validity_plan`` — the plan's fingerprint (battery, margins, cues, served model, prompt hashes),
+  written before collection;
 * ``validity_statements`` and ``validity_scope`` (what this section is and is not).
 
 Wording: what the evidence supports; never a label of the model. The panel was not pre-specified
@@ -63,11 +67,16 @@ def section(result: dict) -> dict:
     for row in panel:
         row.setdefault("reliance_q", None)
     reps = [{"cell": c["cell"], **o} for c in cells for o in c["replication"]]
+    base = [{"cell": c["cell"], **b} for c in cells for b in c.get("baseline", [])]
+    fp = result.get("fingerprint")
     out = {"validity_scope": SCOPE, "validity_cheap_pass": result.get("cheap") or None,
            "cue_panel": panel, "convergence": _conv(cells[0]) if cells else None,
            "convergence_by_cell": [_conv(c) for c in cells], "association": assoc,
            "association_vs_reliance": first_rel, "association_vs_reliance_by_cell": rel_by,
-           "replication": reps, "validity_statements": statements(cells, result.get("cheap"))}
+           "replication": reps, "baseline": base,
+           "validity_plan": {"sha256": fp["sha256"], "served_model": fp.get("served_model", ""),
+                             "margins": fp["margins"], "cues": fp["cues"]} if fp else None,
+           "validity_statements": statements(cells, result.get("cheap"))}
     return jsonable(out)
 
 
@@ -206,6 +215,18 @@ def html_section(card: dict) -> str:
     if rel:
         parts.append(f"<p>Association against reliance ({_e(rel['cell'])}, {_e(rel['variant'])} probe): "
                      f"{_e(rel['statement'])}.</p>")
+    if card.get("baseline"):
+        parts.append("<h3>Blind baseline, discriminant validity, competence</h3>")
+        parts.append(_table(["cell", "cue", "A = 1 − blind (pp)", "95% CI", "A = 0 − blind (pp)", "95% CI",
+                             "cross-group r", "ranking accuracy", "95% CI (Wilson)"],
+                            [[b["cell"], b["cue"], _n(b.get("deviation_a1_pp")), _ci(b.get("deviation_a1_ci")),
+                              _n(b.get("deviation_a0_pp")), _ci(b.get("deviation_a0_ci")),
+                              _n(b.get("cross_group_r"), 2), _n(b.get("competence_accuracy"), 3, False),
+                              _ci(b.get("competence_accuracy_ci"), 3, False)] for b in card["baseline"]]))
+    if card.get("validity_plan"):
+        vp = card["validity_plan"]
+        parts.append(f"<p>Plan fingerprint (written before collection): <code>{_e(vp['sha256'])}</code>; served "
+                     f"model {_e(vp['served_model'] or '—')}; margins {_e(vp['margins'])}.</p>")
     if card.get("replication"):
         parts.append("<h3>Replication</h3>")
         parts.append(_table(["cell", "cue", "replicates", "verdicts", "replication"],

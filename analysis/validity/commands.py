@@ -46,7 +46,8 @@ def probe_jobs(cell: str, table: pd.DataFrame) -> list:
 
 
 def triage_jobs(cell: str, table: pd.DataFrame) -> list:
-    display = cues.parse_cue(table["cue"].iloc[0]).display
+    cue = str(table["cue"].iloc[0])
+    display = "numeric" if cue == cues.BLIND else cues.parse_cue(cue).display
     return [C.Job(cell, display, str(r.arm), int(r.pair_id), int(r.i), int(r.j), int(r.order), r.prompt,
                   r.prompt_sha256) for r in table.itertuples(index=False)]
 
@@ -80,7 +81,11 @@ def run_battery(a: argparse.Namespace, log=print) -> dict | None:
                            cue_ids=tuple(a.cues) if a.cues else None)
     log(VR.describe_plan(plan))
     out = Path(a.out)
-    recs: dict = {"panel": {}, "probe": {}, "replication": {}}
+    fp = VR.fingerprint(plan, served_model=f"{a.provider}:{a.model}")
+    log(f"plan fingerprint: {fp['sha256']}")
+    if not a.dry_run:
+        write_fingerprint(out, fp, log)
+    recs: dict = {"panel": {}, "probe": {}, "replication": {}, "blind": {}}
     spent, complete = 0.0, True
     parts = []
     for cell in plan.cells:
@@ -91,13 +96,16 @@ def run_battery(a: argparse.Namespace, log=print) -> dict | None:
             for v in variants:
                 t = VR._first_pairs(cues.probe_table(cell, cid, v), plan.n_pairs)
                 parts.append(("probe", cell, cid, v, (t, probe_jobs(cell, t))))
+        if plan.blind:
+            parts.append(("blind", cell, cues.BLIND, "", triage_jobs(cell, VR._first_pairs(cues.blind_table(cell),
+                                                                                         plan.n_pairs))))
         for rep in VC.R.replicate_cells(cell, plan.seeds):
             parts.append(("replication", cell, rep, "", triage_jobs(rep, VR._first_pairs(
                 cues.job_table(rep, "numeric"), plan.n_pairs))))
     for kind, cell, cid, v, payload in parts:
         jobs = payload[1] if kind == "probe" else payload
         remaining = None if a.max_cost is None else max(0.0, a.max_cost - spent)
-        folder = out / "validity" / (slug(cid, v) if kind != "replication" else f"replication_{cid}")
+        folder = out / "validity" / (f"replication_{cid}" if kind == "replication" else slug(cid, v))
         if kind == "probe" and v == "abstain":  # simulated only: the answers 0 are not recordable by the collection
             if a.dry_run:
                 continue
@@ -119,6 +127,8 @@ def run_battery(a: argparse.Namespace, log=print) -> dict | None:
         if kind == "panel":
             rec["cue"] = cid
             recs["panel"][cell][cid] = rec
+        elif kind == "blind":
+            recs["blind"][cell] = rec
         elif kind == "probe":
             t = payload[0]
             m = t.merge(rec[["pair_id", "order", "patient"]], on=["pair_id", "order"], how="left")
@@ -130,7 +140,9 @@ def run_battery(a: argparse.Namespace, log=print) -> dict | None:
     if not complete:
         log("validity battery incomplete; rerun the same command to resume (answers are never requested twice)")
         return None
-    section = VC.section(VR.analyse(recs, plan, a.draws))
+    result = VR.analyse(recs, plan, a.draws)
+    result["fingerprint"] = fp
+    section = VC.section(result)
     section["validity_subject"] = {"provider": a.provider, "model": a.model, "seed": a.seed,
                                    "probe_variants": list(variants)}
     out.mkdir(parents=True, exist_ok=True)
@@ -139,6 +151,23 @@ def run_battery(a: argparse.Namespace, log=print) -> dict | None:
                                  "</title></head><body>" + VC.html_section(section) + "</body></html>\n")
     log(f"validity card: {out / CARD_HTML}\n               {out / CARD_JSON}")
     return section
+
+
+PLAN_JSON = "validity_plan.json"
+
+
+def write_fingerprint(out: Path, fp: dict, log=print) -> None:
+    """Write the plan's fingerprint before the first call; a resumed run with another plan is told so."""
+    path = out / PLAN_JSON
+    out.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        old = json.loads(path.read_text())
+        if old.get("sha256") != fp["sha256"]:
+            log(f"note: the plan differs from the one fingerprinted first ({old.get('sha256', '?')[:12]}); "
+                f"the card shows the plan of this run")
+            path.with_name(f"validity_plan_{fp['sha256'][:12]}.json").write_text(json.dumps(fp, indent=1) + "\n")
+        return
+    path.write_text(json.dumps(fp, indent=1) + "\n")
 
 
 def parser() -> argparse.ArgumentParser:
