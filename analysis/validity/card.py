@@ -69,11 +69,12 @@ def section(result: dict) -> dict:
     reps = [{"cell": c["cell"], **o} for c in cells for o in c["replication"]]
     base = [{"cell": c["cell"], **b} for c in cells for b in c.get("baseline", [])]
     fp = result.get("fingerprint")
+    conf = [{"cell": c["cell"], **c["confounds"]} for c in cells if c.get("confounds")]
     out = {"validity_scope": SCOPE, "validity_cheap_pass": result.get("cheap") or None,
            "cue_panel": panel, "convergence": _conv(cells[0]) if cells else None,
            "convergence_by_cell": [_conv(c) for c in cells], "association": assoc,
            "association_vs_reliance": first_rel, "association_vs_reliance_by_cell": rel_by,
-           "replication": reps, "baseline": base,
+           "replication": reps, "baseline": base, "confounds": conf,
            "validity_plan": {"sha256": fp["sha256"], "served_model": fp.get("served_model", ""),
                              "margins": fp["margins"], "cues": fp["cues"]} if fp else None,
            "validity_statements": statements(cells, result.get("cheap"))}
@@ -223,6 +224,16 @@ def html_section(card: dict) -> str:
                               _n(b.get("deviation_a0_pp")), _ci(b.get("deviation_a0_ci")),
                               _n(b.get("cross_group_r"), 2), _n(b.get("competence_accuracy"), 3, False),
                               _ci(b.get("competence_accuracy_ci"), 3, False)] for b in card["baseline"]]))
+    for cf in card.get("confounds") or []:
+        parts.append(f"<h3>Length and readability per rendering ({_e(cf['cell'])})</h3>")
+        parts.append(_table(["cue", "words", "characters", "Flesch–Kincaid grade"],
+                            [[r["cue"], _n(r["words"], 0, False), _n(r["characters"], 0, False),
+                              _n(r["fk_grade"], 1, False)] for r in cf["renderings"]]))
+        m = cf["model"]
+        if m.get("terms"):
+            parts.append(f"<p>{_e(m['formula'])} ({m['n_calls']} calls, {m['n_pairs']} pairs, {m['n_cues']} cues; "
+                         "pair-clustered SE): " + "; ".join(f"{_e(t['term'])} {_n(t['coef_pp'])} pp "
+                                                            f"{_ci(t['ci_pp'])}" for t in m["terms"]) + ".</p>")
     if card.get("validity_plan"):
         vp = card["validity_plan"]
         parts.append(f"<p>Plan fingerprint (written before collection): <code>{_e(vp['sha256'])}</code>; served "

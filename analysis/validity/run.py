@@ -25,6 +25,7 @@ from .. import config, cues
 from ..cells import parse_cell
 from ..population import pairs
 from . import baseline as B
+from . import confounds as CF
 from . import coupling as CP
 from . import panel as P
 from . import probe as Q
@@ -207,9 +208,16 @@ def analyse(recs: dict, plan: ValidityPlan = ValidityPlan(), draws: int = config
         reps = {cell: base}
         for rep, rec in recs["replication"].get(cell, {}).items():
             reps[rep] = [P.cue_row(rep, "numeric", rec, draws)]
+        tables = {cid: _first_pairs(cues.job_table(cell, cid), plan.n_pairs) for cid in recs["panel"][cell]}
+        if plan.blind:
+            tables[cues.BLIND] = _first_pairs(cues.blind_table(cell), plan.n_pairs)
+        forced = {cid: Q.pair_scores(rec)["score"] for (cid, var), rec in probes.items() if var == "forced"}
+        judged = {k: v for k, v in recs["panel"][cell].items() if not cues.parse_cue(k).control}
+        confounds = {"renderings": CF.rendering_features(tables).to_dict("records"),
+                     "model": CF.outcome_model(CF.call_table(judged, tables, forced))}
         base_rows = B.baseline_rows(cell, recs["panel"][cell], recs.get("blind", {}).get(cell), min(draws, 2000))
         cells.append({"cell": cell, "rows": pan["rows"], "convergence": pan["convergence"], "association": assoc,
-                      "baseline": base_rows,
+                      "baseline": base_rows, "confounds": confounds,
                       "reliance_tests": Q.reliance_tests(pan["rows"]),
                       "association_vs_reliance": relation, "replication": R.replication_rows(reps)})
     return {"cells": cells, "cheap": plan.cheap, "n_pairs": plan.n_pairs, "variants": list(plan.variants),
