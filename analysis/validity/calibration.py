@@ -87,7 +87,7 @@ def run(cell: str, cue_ids: list[str], n_seeds: int = 200, draws: int = 1000, n_
         effects=EFFECTS_PP, progress=None) -> dict:
     """Simulate every calibration subject; returns ``{name: (sim, coverage table, truth)}``."""
     subs = {"ignores-proxies": ignores_proxies(), "cue-specific": subject("cue-specific"),
-            "acts-not-associates": subject("acts-not-associates")}
+            "acts-not-associates": subject("acts-not-associates"), "associates-not-acts": subject("associates-not-acts")}
     for d in effects:
         subs[f"reads-proxies-{d:g}pp"] = tuned_subject(d, cell)
         subs[f"paper-vocabulary-{d:g}pp"] = tuned_subject(d, cell, paper_only=True)
