@@ -38,7 +38,7 @@ def fisher_interval(r: float, n: int, level: float = 0.95) -> list[float]:
     """Fisher-z interval of a correlation of ``n`` units (NaN below 4 units or at |r| = 1).
 
     >>> [round(x, 3) for x in fisher_interval(0.5, 6)]
-    [-0.526, 0.931]
+    [-0.524, 0.933]
     """
     if n < 4 or math.isnan(r) or abs(r) >= 1:
         return [math.nan, math.nan]
@@ -64,7 +64,7 @@ def equivalence_possible(n: int, margin: float = MARGIN, alpha: float = ALPHA) -
     >>> equivalence_possible(6), equivalence_possible(60)
     (False, True)
     """
-    return n >= 4 and stats.norm.ppf(1 - alpha) / math.sqrt(n - 3) < math.atanh(margin)
+    return bool(n >= 4 and stats.norm.ppf(1 - alpha) / math.sqrt(n - 3) < math.atanh(margin))
 
 
 def permutation_p(x: np.ndarray, y: np.ndarray, method: str = "pearson") -> float:

@@ -30,7 +30,9 @@ INCONCLUSIVE = "inconclusive"
 
 
 def robust_label(margin_pp: float = config.EQUIVALENCE_MARGIN_PP) -> str:
-    """>>> robust_label(5.0)
+    """The verdict text of shown equivalence across cues.
+
+    >>> robust_label(5.0)
     'cue-robust within ±5 pp'
     """
     return f"cue-robust within ±{margin_pp:g} pp"
@@ -104,7 +106,9 @@ def statement(verdict: str, largest: dict, n_cues: int, margin_pp: float) -> str
 
 
 def is_robust(verdict: str) -> bool:
-    """>>> is_robust("cue-robust within ±5 pp"), is_robust("inconclusive")
+    """Whether a heterogeneity verdict is cue-robust.
+
+    >>> is_robust("cue-robust within ±5 pp"), is_robust("inconclusive")
     (True, False)
     """
     return str(verdict).startswith("cue-robust")
