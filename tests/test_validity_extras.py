@@ -83,3 +83,28 @@ def test_fingerprint_names_the_plan_and_changes_with_it():
     assert a == b and a["sha256"] != c["sha256"]
     assert a["margins"]["equivalence_margin_pp"] == config.EQUIVALENCE_MARGIN_PP and a["served_model"] == "simulated:x"
     assert f"probe {CELL} numeric forced" in a["prompt_hashes"] and f"blind {CELL}" in a["prompt_hashes"]
+
+
+def test_live_abstention_variant_records_an_answer_zero(tmp_path):
+    """A live model can abstain: the tool accepts 0 and the answer is read back (was: forced choice only)."""
+    import json
+
+    from fake_servers import FakeOpenAI
+
+    from analysis.validity import commands
+
+    def answer(prompt: str) -> int:
+        return 0 if cues.PROBE_ABSTAIN in prompt else 1
+
+    args = ["--provider", "openai", "--model", "m", "--out", str(tmp_path), "--pairs", "3", "--cells", CELL,
+            "--cues", "numeric", "--draws", "200"]
+    with FakeOpenAI(answer) as srv:
+        assert commands.main(args + ["--base-url", srv.url]) == 0
+        bodies = [r["body"] for r in srv.requests]
+    card = json.loads((tmp_path / commands.CARD_JSON).read_text())
+    rows = {a["variant"]: a for a in card["association"]}
+    assert rows["abstain"]["abstain_rate"] == 1.0 and rows["forced"]["abstain_rate"] == 0.0
+    assert rows["abstain"]["abstain_ci"][0] > 0.5  # exact interval of 6 of 6 calls
+    enums = {tuple(b["tools"][0]["function"]["parameters"]["properties"]["patient"]["enum"])
+             for b in bodies if cues.PROBE_ABSTAIN in b["messages"][-1]["content"]}
+    assert enums == {(0, 1, 2)}
