@@ -22,7 +22,10 @@ so only the proxies (or the label) differ between them. Variants: ``forced`` and
 """
 from __future__ import annotations
 
+import copy
 import functools
+import json
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -300,3 +303,93 @@ def probe_table(cell: "str | Cell", cue: "str | Cue" = "numeric", variant: str =
             rows.append({"pair_id": pair_id, "i": i, "j": j, "order": order, "variant": variant, "cue": q.id,
                          "prompt": text, "prompt_sha256": prompts.sha256(text), "group_a_patient": 1 + order})
     return pd.DataFrame(rows)
+
+
+# --- the blind (no-cue) baseline arm (issue 22; related papers 002 and 003) ------------------------
+
+#: the id of the blind rendering: the task fields only, no proxy, no label
+BLIND = "blind"
+BLIND_ARM = "blind"
+
+
+def blind_prompt(cell: "str | Cell", first: list[str], second: list[str]) -> str:
+    """The triage prompt with the proxies removed (examples and patients show the task fields only)."""
+    c = parse_cell(cell)
+    names = list(config.TASK_NAMES[: c.L])
+    head = prompts.HEAD_LEARNED.format(n=c.n_examples) if c.has_examples else prompts.HEAD_ABSENT
+    block = ""
+    if c.has_examples:
+        ex = examples(c)
+        rows = [",".join(v[: c.L]) + " -> " + prompts.fmt(y) for v, y in zip(prompts.value_strings(ex.X, c), ex.Y)]
+        block = "\n\nTRAINING CASES (format: " + ", ".join(names) + "  ->  risk):\n" + "\n".join(rows)
+    return head + block + patients_block(names, first[: c.L], second[: c.L])
+
+
+def blind_table(cell: "str | Cell") -> pd.DataFrame:
+    """The blind baseline's jobs: every pair in both orders, arm ``blind`` (the task values of the factual
+    population; the counterfactual arms change only the proxies, so they share these values).
+
+    Columns as :func:`job_table` (``cue`` = ``blind``).
+    """
+    c = parse_cell(cell)
+    rows = []
+    for pair_id, i, j, arms in _arm_rows(c.id):
+        vi, vj = prompts.value_strings(arms["factual"][0], c)
+        for order in config.ORDERS:
+            text = blind_prompt(c, *((vi, vj) if order == 0 else (vj, vi)))
+            rows.append({"arm": BLIND_ARM, "pair_id": pair_id, "i": i, "j": j, "order": order, "prompt": text,
+                         "prompt_sha256": prompts.sha256(text), "cue": BLIND})
+    return pd.DataFrame(rows)
+
+
+# --- abstention for live models (issue 22; seed 003's abstention-permitted probe) ---------------------
+
+#: the answers of the abstention variant: 1 or 2 (a patient) or ABSTAIN_ANSWER (cannot tell)
+PROBE_ANSWERS = (ABSTAIN_ANSWER, 1, 2)
+PROBE_TOOL_DESCRIPTION = "Name the patient who belongs to group A (1 or 2), or 0 if the values do not let you tell."
+#: the text form's instruction, appended to an abstention-variant probe prompt when no tool is sent
+PROBE_TEXT_SUFFIX = "\nAnswer with the number only: 1, 2, or 0 if you cannot tell."
+_STANDALONE_012 = re.compile(r"(?<![\w.])([012])(?!\w|\.\d)")
+
+
+def probe_tool_spec(provider: str = "openai") -> dict:
+    """The ``choose`` tool of the abstention variant: ``patient`` in {0, 1, 2} (0 = cannot tell).
+
+    >>> probe_tool_spec("anthropic")["input_schema"]["properties"]["patient"]["enum"]
+    [0, 1, 2]
+    """
+    spec = copy.deepcopy(prompts.tool_spec(provider))
+    body = spec["function"] if provider == "openai" else spec
+    schema = body["parameters"] if provider == "openai" else body["input_schema"]
+    schema["properties"]["patient"]["enum"] = list(PROBE_ANSWERS)
+    body["description"] = PROBE_TOOL_DESCRIPTION
+    return spec
+
+
+def probe_answer_from_args(args: object) -> int | None:
+    """``patient`` of a tool call of the abstention variant, if it is 0, 1 or 2.
+
+    >>> probe_answer_from_args({"patient": 0}), probe_answer_from_args('{"patient": 2}'), probe_answer_from_args({"patient": 3})
+    (0, 2, None)
+    """
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return None
+    v = args.get("patient") if isinstance(args, dict) else None
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, str) and v.strip() in ("0", "1", "2"):
+        return int(v.strip())
+    return int(v) if isinstance(v, (int, float)) and v in PROBE_ANSWERS else None
+
+
+def probe_answer_from_text(text: str | None) -> int | None:
+    """The first standalone 0, 1 or 2 of a text answer (the text form of the abstention variant).
+
+    >>> probe_answer_from_text("0"), probe_answer_from_text("Patient 2."), probe_answer_from_text("I cannot say")
+    (0, 2, None)
+    """
+    m = _STANDALONE_012.search(text or "")
+    return int(m.group(1)) if m else None

@@ -132,3 +132,16 @@ def test_probe_of_the_label_cue_keeps_the_label_off_the_examples():
 def test_category_cues_ask_only_the_counterfactual_arms():
     t = cues.job_table(CELL, "ordered")
     assert set(t["arm"]) == {"cf_a1", "cf_a0"} and isinstance(t, pd.DataFrame)
+
+
+def test_abstention_tool_variant_and_text_form_leave_the_paper_tool_alone():
+    for provider in ("openai", "anthropic"):
+        spec = cues.probe_tool_spec(provider)
+        body = spec["function"] if provider == "openai" else spec
+        schema = body["parameters"] if provider == "openai" else body["input_schema"]
+        assert schema["properties"]["patient"]["enum"] == [0, 1, 2] and "0" in body["description"]
+        paper = prompts.tool_spec(provider)
+        paper_schema = paper["function"]["parameters"] if provider == "openai" else paper["input_schema"]
+        assert paper_schema["properties"]["patient"]["enum"] == [1, 2]  # the paper's tool is unchanged
+    assert [cues.probe_answer_from_text(t) for t in ("0", "I choose 1.", "answer: 2", "12", "none")] == [0, 1, 2, None, None]
+    assert [cues.probe_answer_from_args(a) for a in ({"patient": 0}, {"patient": True}, "{bad")] == [0, None, None]

@@ -8,14 +8,21 @@
   ``verdict_agreement``, ``excess_range``, ``statement``; ``convergence_by_cell`` for every cell;
 * ``association`` — per cell, cue and probe variant: ``association_auc, auc_ci, abstain_rate``, the
   one-sided p-value and its Benjamini–Hochberg q-value;
-* ``association_vs_reliance`` — the first cell's forced-choice relation: ``r, ci, tost {margin, lo,
-  hi, equivalent}``; ``association_vs_reliance_by_cell`` for every cell and variant;
+* ``association_vs_reliance`` — the first cell's forced-choice coupling (:mod:`analysis.validity.coupling`:
+  cues as the unit, Pearson with a Fisher-z interval, Spearman, permutation p-values, power at this
+  many cues, pair-level coupling; ``defined`` false when the AUCs do not vary beyond noise);
+  ``association_vs_reliance_by_cell`` for every cell and variant;
 * ``replication`` — per cell and cue replicated: the replicates' verdicts, ``stable`` or
   ``collection-dependent``;
+* ``baseline`` — per cell and cue: the blind (no-cue) arm, each group's deviation from it, discriminant
+  validity (the group difference and the cross-group correlation) and competence (ranking accuracy);
+* ``validity_plan`` — the plan's fingerprint (battery, margins, cues, served model, prompt hashes),
+  written before collection;
 * ``validity_statements`` and ``validity_scope`` (what this section is and is not).
 
 Wording: what the evidence supports; never a label of the model. The panel was not pre-specified
-by the paper and is descriptive; the TOST margin is the one declared in :mod:`analysis.validity.probe`.
+by the paper and is descriptive; the margins (``config.EQUIVALENCE_MARGIN_PP`` on the excess,
+:data:`analysis.validity.coupling.MARGIN` on the correlation) were declared before any run.
 """
 from __future__ import annotations
 
@@ -25,7 +32,6 @@ import math
 from ..cells import parse_cell
 from ..jsonable import jsonable
 from . import panel as P
-from . import probe as Q
 from . import replication as R
 from .run import CELLS
 
@@ -33,36 +39,45 @@ SCOPE = ("Construct validity (an extension beyond the paper's protocol): the sam
          "several operationalisations of the proxy fields (cues), an association probe per cue, and seed "
          "replication. Not pre-specified by the paper: the panel is descriptive, except the TOST margin, which "
          "was declared before any run.")
-_PANEL_KEYS = ("cue", "control", "pse_pp", "pse_ci", "reference", "reference_pp", "excess_pp", "excess_ci",
-               "verdict", "n_pairs")
-_CONV_KEYS = ("pairwise_r", "median_r", "sign_agreement", "verdict_agreement", "excess_range", "robust", "statement")
+_PANEL_KEYS = ("cue", "control", "pse_pp", "pse_ci", "reference", "reference_kind", "reference_pp", "reference_ci",
+               "excess_pp", "excess_ci", "p_tost", "margin_pp", "verdict", "paper_excess_ci", "paper_verdict",
+               "reliability", "n_pairs")
+_CONV_KEYS = ("pairwise_r", "median_r", "reliability", "sign_agreement", "verdict_agreement", "excess_range",
+              "heterogeneity", "robust", "statement")
 
 
 def _conv(cell: dict) -> dict:
-    return {"cell": cell["cell"], **{k: cell["convergence"][k] for k in _CONV_KEYS}}
+    return {"cell": cell["cell"], **{k: cell["convergence"].get(k) for k in _CONV_KEYS}}
 
 
 def section(result: dict) -> dict:
     """The card keys of a validity result (JSON-safe)."""
     cells = result["cells"]
-    panel = [{"cell": c["cell"], **{k: r[k] for k in _PANEL_KEYS}} for c in cells for r in c["rows"]]
+    panel = [{"cell": c["cell"], **{k: r.get(k) for k in _PANEL_KEYS}} for c in cells for r in c["rows"]]
     q_rel = {(c["cell"], t["cue"]): t for c in cells for t in c["reliance_tests"]}
     for row in panel:
         t = q_rel.get((row["cell"], row["cue"]), {})
         row["reliance_q"] = t.get("q_value")
-    assoc = [{"cell": c["cell"], **{k: a[k] for k in ("cue", "variant", "control", "association_auc", "auc_ci",
-                                                      "abstain_rate", "n_pairs", "p_value", "q_value")}}
+    assoc = [{"cell": c["cell"], **{k: a.get(k) for k in ("cue", "variant", "control", "association_auc", "auc_ci",
+                                                          "abstain_rate", "abstain_ci", "n_pairs", "p_value",
+                                                          "q_value", "bh_family")}}
              for c in cells for a in c["association"]]
     rel_by = [{"cell": c["cell"], "variant": v, **rel} for c in cells for v, rel in c["association_vs_reliance"].items()]
     first_rel = next((r for r in rel_by if r["variant"] == "forced"), rel_by[0] if rel_by else None)
     for row in panel:
         row.setdefault("reliance_q", None)
     reps = [{"cell": c["cell"], **o} for c in cells for o in c["replication"]]
+    base = [{"cell": c["cell"], **b} for c in cells for b in c.get("baseline", [])]
+    fp = result.get("fingerprint")
+    conf = [{"cell": c["cell"], **c["confounds"]} for c in cells if c.get("confounds")]
     out = {"validity_scope": SCOPE, "validity_cheap_pass": result.get("cheap") or None,
            "cue_panel": panel, "convergence": _conv(cells[0]) if cells else None,
            "convergence_by_cell": [_conv(c) for c in cells], "association": assoc,
            "association_vs_reliance": first_rel, "association_vs_reliance_by_cell": rel_by,
-           "replication": reps, "validity_statements": statements(cells, result.get("cheap"))}
+           "replication": reps, "baseline": base, "confounds": conf,
+           "validity_plan": {"sha256": fp["sha256"], "served_model": fp.get("served_model", ""),
+                             "margins": fp["margins"], "cues": fp["cues"]} if fp else None,
+           "validity_statements": statements(cells, result.get("cheap"))}
     return jsonable(out)
 
 
@@ -82,16 +97,16 @@ def statements(cells: list[dict], cheap: str | None = None) -> list[str]:
         out.append(s + ".")
         ctrl = [r for r in c["rows"] if r["control"]]
         for r in ctrl:
-            out.append(f"{c['cell']}: positive control (explicit group label): PSE {r['pse_pp']:+.1f} pp "
-                       f"[{r['pse_ci'][0]:+.1f}, {r['pse_ci'][1]:+.1f}], {r['verdict'] or 'not judged'} against "
-                       f"its reference.")
+            out.append(f"{c['cell']}: positive control (explicit group label; outside the convergence and every "
+                       f"BH family): PSE {r['pse_pp']:+.1f} pp [{r['pse_ci'][0]:+.1f}, {r['pse_ci'][1]:+.1f}], "
+                       f"{r['verdict'] or 'not judged'} against its reference.")
         forced = [a for a in c["association"] if a["variant"] == "forced" and not a["control"]]
         if forced:
             n_assoc = sum(1 for a in forced if a["associated"])
             out.append(f"{c['cell']}: the forced-choice probe resolves an association above chance (BH-adjusted) "
                        f"under {n_assoc} of {len(forced)} cues.")
         if "forced" in c["association_vs_reliance"]:
-            out.append(f"{c['cell']}: " + Q.relation_statement(c["association_vs_reliance"]["forced"]) + ".")
+            out.append(f"{c['cell']}: " + c["association_vs_reliance"]["forced"]["statement"] + ".")
         for o in c["replication"]:
             if o["replication"]:
                 out.append(f"{c['cell']}, cue {o['cue']}: {o['replication']} over {len(o['verdicts'])} independent "
@@ -184,22 +199,45 @@ def html_section(card: dict) -> str:
         parts.append(f"<p><strong>{_e(card['validity_cheap_pass'])}</strong></p>")
     parts.append("<ul>" + "".join(f"<li>{_e(s)}</li>" for s in card["validity_statements"]) + "</ul>")
     parts.append("<h3>Cue panel</h3>")
-    parts.append(_table(["cell", "cue", "PSE (pp)", "95% CI", "reference (pp)", "PSE − reference", "95% CI",
-                         "verdict"],
+    parts.append(_table(["cell", "cue", "PSE (pp)", "95% CI", "reference (pp)", "PSE − reference",
+                         "95% CI (joint: pairs and examples)", "verdict", "paper's rule: CI", "paper's verdict"],
                         [[r["cell"], r["cue"] + (" (positive control)" if r["control"] else ""), _n(r["pse_pp"]),
                           _ci(r["pse_ci"]), _n(r["reference_pp"]), _n(r["excess_pp"]), _ci(r["excess_ci"]),
-                          r["verdict"] or "—"] for r in card["cue_panel"]]))
+                          r["verdict"] or "—", _ci(r.get("paper_excess_ci")), r.get("paper_verdict") or "—"]
+                         for r in card["cue_panel"]]))
     parts.append("<h3>Association probe</h3>")
-    parts.append(_table(["cell", "cue", "variant", "AUC", "95% CI", "abstained", "BH q"],
+    parts.append(_table(["cell", "cue", "variant", "AUC", "95% CI", "abstained", "exact 95% CI", "BH q"],
                         [[a["cell"], a["cue"], a["variant"], _n(a["association_auc"], 2, False),
-                          _ci(a["auc_ci"], 2, False), _n(a["abstain_rate"], 2, False), _n(a["q_value"], 3, False)]
+                          _ci(a["auc_ci"], 2, False), _n(a["abstain_rate"], 3, False),
+                          _ci(a.get("abstain_ci"), 3, False),
+                          _n(a["q_value"], 3, False) + (" (control, outside BH)" if a["control"] else "")]
                          for a in card["association"]]))
     rel = card.get("association_vs_reliance")
     if rel:
-        t = rel["tost"]
         parts.append(f"<p>Association against reliance ({_e(rel['cell'])}, {_e(rel['variant'])} probe): "
-                     f"r = {_n(rel['r'], 2)} {_ci(rel['ci'], 2)}; TOST margin ±{t['margin']:.2f} (declared before the "
-                     f"run), 90% interval {_ci([t['lo'], t['hi']], 2)}, equivalent: {_e(t['equivalent'])}.</p>")
+                     f"{_e(rel['statement'])}.</p>")
+    if card.get("baseline"):
+        parts.append("<h3>Blind baseline, discriminant validity, competence</h3>")
+        parts.append(_table(["cell", "cue", "A = 1 − blind (pp)", "95% CI", "A = 0 − blind (pp)", "95% CI",
+                             "cross-group r", "ranking accuracy", "95% CI (Wilson)"],
+                            [[b["cell"], b["cue"], _n(b.get("deviation_a1_pp")), _ci(b.get("deviation_a1_ci")),
+                              _n(b.get("deviation_a0_pp")), _ci(b.get("deviation_a0_ci")),
+                              _n(b.get("cross_group_r"), 2), _n(b.get("competence_accuracy"), 3, False),
+                              _ci(b.get("competence_accuracy_ci"), 3, False)] for b in card["baseline"]]))
+    for cf in card.get("confounds") or []:
+        parts.append(f"<h3>Length and readability per rendering ({_e(cf['cell'])})</h3>")
+        parts.append(_table(["cue", "words", "characters", "Flesch–Kincaid grade"],
+                            [[r["cue"], _n(r["words"], 0, False), _n(r["characters"], 0, False),
+                              _n(r["fk_grade"], 1, False)] for r in cf["renderings"]]))
+        m = cf["model"]
+        if m.get("terms"):
+            parts.append(f"<p>{_e(m['formula'])} ({m['n_calls']} calls, {m['n_pairs']} pairs, {m['n_cues']} cues; "
+                         "pair-clustered SE): " + "; ".join(f"{_e(t['term'])} {_n(t['coef_pp'])} pp "
+                                                            f"{_ci(t['ci_pp'])}" for t in m["terms"]) + ".</p>")
+    if card.get("validity_plan"):
+        vp = card["validity_plan"]
+        parts.append(f"<p>Plan fingerprint (written before collection): <code>{_e(vp['sha256'])}</code>; served "
+                     f"model {_e(vp['served_model'] or '—')}; margins {_e(vp['margins'])}.</p>")
     if card.get("replication"):
         parts.append("<h3>Replication</h3>")
         parts.append(_table(["cell", "cue", "replicates", "verdicts", "replication"],

@@ -8,8 +8,12 @@ resumable, a persisted answer is never asked again, ``--max-cost`` over the whol
 writes ``OUT/validity_card.json`` and ``OUT/validity_card.html``. The plan and its cost print first;
 ``--pairs N`` is a cheaper pass on the first N pairs of each cell, marked as such in the card.
 
-Probe with a live model: only the forced variant (the collection's ``choose`` tool accepts 1 or 2,
-so an abstention cannot be recorded); the simulated validity subjects answer both variants.
+Probe with a live model: both variants. The abstention variant sends the ``choose`` tool with
+``patient`` in {0, 1, 2} (:func:`analysis.cues.probe_tool_spec`; with ``--answer-format text`` the
+prompt's own instruction "answer 0 instead of guessing" and the text form are read instead). The
+collection records an answer 0 as invalid with its raw arguments in the ledger (never re-asked:
+``reask`` 1), and :func:`probe_answers_from_ledger` reads 0, 1 or 2 back from the raw reply
+(:func:`analysis.cues.probe_answer_from_args`, :func:`analysis.cues.probe_answer_from_text`).
 """
 from __future__ import annotations
 
@@ -46,7 +50,8 @@ def probe_jobs(cell: str, table: pd.DataFrame) -> list:
 
 
 def triage_jobs(cell: str, table: pd.DataFrame) -> list:
-    display = cues.parse_cue(table["cue"].iloc[0]).display
+    cue = str(table["cue"].iloc[0])
+    display = "numeric" if cue == cues.BLIND else cues.parse_cue(cue).display
     return [C.Job(cell, display, str(r.arm), int(r.pair_id), int(r.i), int(r.j), int(r.order), r.prompt,
                   r.prompt_sha256) for r in table.itertuples(index=False)]
 
@@ -72,15 +77,19 @@ def run_battery(a: argparse.Namespace, log=print) -> dict | None:
     """Plan, collect and analyse; returns the card section (None for a dry run or an incomplete battery)."""
     variants = tuple(a.variants)
     live = not (a.provider == "simulated" and (a.preset or a.model) in PRESETS)
-    if live and "abstain" in variants:
+    if live and "abstain" in variants and a.provider not in ("openai", "anthropic"):
         variants = tuple(v for v in variants if v != "abstain")
-        log("note: the abstention variant needs an answer 0 the collection's tool does not accept; "
-            "forced choice only with this provider")
+        log(f"note: the abstention variant needs a tool that accepts 0; not available with {a.provider}: "
+            "forced choice only")
     plan = VR.ValidityPlan(cells=tuple(a.cells), n_pairs=a.pairs, variants=variants,
                            cue_ids=tuple(a.cues) if a.cues else None)
     log(VR.describe_plan(plan))
     out = Path(a.out)
-    recs: dict = {"panel": {}, "probe": {}, "replication": {}}
+    fp = VR.fingerprint(plan, served_model=f"{a.provider}:{a.model}")
+    log(f"plan fingerprint: {fp['sha256']}")
+    if not a.dry_run:
+        write_fingerprint(out, fp, log)
+    recs: dict = {"panel": {}, "probe": {}, "replication": {}, "blind": {}}
     spent, complete = 0.0, True
     parts = []
     for cell in plan.cells:
@@ -91,19 +100,35 @@ def run_battery(a: argparse.Namespace, log=print) -> dict | None:
             for v in variants:
                 t = VR._first_pairs(cues.probe_table(cell, cid, v), plan.n_pairs)
                 parts.append(("probe", cell, cid, v, (t, probe_jobs(cell, t))))
+        if plan.blind:
+            parts.append(("blind", cell, cues.BLIND, "", triage_jobs(cell, VR._first_pairs(cues.blind_table(cell),
+                                                                                         plan.n_pairs))))
         for rep in VC.R.replicate_cells(cell, plan.seeds):
             parts.append(("replication", cell, rep, "", triage_jobs(rep, VR._first_pairs(
                 cues.job_table(rep, "numeric"), plan.n_pairs))))
     for kind, cell, cid, v, payload in parts:
         jobs = payload[1] if kind == "probe" else payload
         remaining = None if a.max_cost is None else max(0.0, a.max_cost - spent)
-        folder = out / "validity" / (slug(cid, v) if kind != "replication" else f"replication_{cid}")
-        if kind == "probe" and v == "abstain":  # simulated only: the answers 0 are not recordable by the collection
+        folder = out / "validity" / (f"replication_{cid}" if kind == "replication" else slug(cid, v))
+        if kind == "probe" and v == "abstain" and not live:  # the simulated subjects answer 0 directly
             if a.dry_run:
                 continue
             subj = _subject(a)
             t = payload[0]
             recs["probe"][cell][(cid, v)] = Q.records(t, VR.probe_answers(subj, cell, t))
+            continue
+        if kind == "probe" and v == "abstain":  # a live model: the tool variant that accepts 0
+            res, answers = collect_abstain(a, cell, payload[0], folder, remaining)
+            if a.dry_run:
+                continue
+            spent += res.cost_usd or 0.0
+            complete &= res.complete
+            if answers is None:
+                log(f"{folder.name}: {res.n_persisted}/{res.n_jobs} answers ({res.stopped or 'unanswered jobs'})")
+                if res.stopped in ("budget", "interrupted"):
+                    break
+                continue
+            recs["probe"][cell][(cid, v)] = Q.records(payload[0], answers)
             continue
         res = _collect(a, jobs[0].cell, jobs, folder, remaining)
         if a.dry_run:
@@ -119,6 +144,8 @@ def run_battery(a: argparse.Namespace, log=print) -> dict | None:
         if kind == "panel":
             rec["cue"] = cid
             recs["panel"][cell][cid] = rec
+        elif kind == "blind":
+            recs["blind"][cell] = rec
         elif kind == "probe":
             t = payload[0]
             m = t.merge(rec[["pair_id", "order", "patient"]], on=["pair_id", "order"], how="left")
@@ -130,7 +157,9 @@ def run_battery(a: argparse.Namespace, log=print) -> dict | None:
     if not complete:
         log("validity battery incomplete; rerun the same command to resume (answers are never requested twice)")
         return None
-    section = VC.section(VR.analyse(recs, plan, a.draws))
+    result = VR.analyse(recs, plan, a.draws)
+    result["fingerprint"] = fp
+    section = VC.section(result)
     section["validity_subject"] = {"provider": a.provider, "model": a.model, "seed": a.seed,
                                    "probe_variants": list(variants)}
     out.mkdir(parents=True, exist_ok=True)
@@ -139,6 +168,63 @@ def run_battery(a: argparse.Namespace, log=print) -> dict | None:
                                  "</title></head><body>" + VC.html_section(section) + "</body></html>\n")
     log(f"validity card: {out / CARD_HTML}\n               {out / CARD_JSON}")
     return section
+
+
+def abstain_subject(a: argparse.Namespace, cell: str):
+    """The live subject of the abstention variant: the ``choose`` tool with ``patient`` in {0, 1, 2}."""
+    subj = C.make_subject(a.provider, a.model, cell, base_url=a.base_url, api_key_env=a.api_key_env,
+                          require_key=not a.dry_run)
+    if getattr(subj, "answer_format", "tool") == "tool":
+        subj.tool = cues.probe_tool_spec(a.provider)
+    return subj
+
+
+def probe_answers_from_ledger(folder: Path, subject, cell: str, table: pd.DataFrame, display: str) -> list:
+    """0, 1, 2 or None per probe job, read back from the ledger's answers (patient, else the raw reply)."""
+    key, _ = C.request_key(subject)
+    ledger = C.Ledger(folder / C.LEDGER_NAME)
+    try:
+        have = ledger.answers(cell, display, key)
+    finally:
+        ledger.close()
+    got = {}
+    for r in have.itertuples(index=False):
+        p = r.patient if r.patient in (1, 2) else None
+        raw = r.raw if isinstance(r.raw, str) else ""
+        if p is None and raw:
+            p = cues.probe_answer_from_args(raw)
+            p = cues.probe_answer_from_text(raw) if p is None else p
+        got[(int(r.pair_id), int(r.ord))] = p
+    return [got.get((int(pid), int(o))) for pid, o in zip(table["pair_id"], table["order"])]
+
+
+def collect_abstain(a: argparse.Namespace, cell: str, table: pd.DataFrame, folder: Path, remaining: float | None):
+    """Collect the abstention variant with a live model; ``(result, answers or None)``."""
+    jobs = probe_jobs(cell, table)
+    subj = abstain_subject(a, cell)
+    res = C.collect(cell, a.provider, a.model, folder, display=jobs[0].display, base_url=a.base_url,
+                    concurrency=a.concurrency, max_cost=remaining, dry_run=a.dry_run, api_key_env=a.api_key_env,
+                    progress=False, jobs=jobs, subject=subj, reask=1)
+    if a.dry_run or not res.complete:
+        return res, None
+    return res, probe_answers_from_ledger(folder, subj, cell, table, jobs[0].display)
+
+
+PLAN_JSON = "validity_plan.json"
+
+
+def write_fingerprint(out: Path, fp: dict, log=print) -> None:
+    """Write the plan's fingerprint before the first call; a resumed run with another plan is told so."""
+    path = out / PLAN_JSON
+    out.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        old = json.loads(path.read_text())
+        if old.get("sha256") != fp["sha256"]:
+            log(f"note: the plan differs from the one fingerprinted first ({old.get('sha256', '?')[:12]}); "
+                f"the card shows the plan of this run")
+            path.with_name(f"validity_plan_{fp['sha256'][:12]}.json").write_text(json.dumps(fp, indent=1) + "\n")
+        return
+    path.write_text(json.dumps(fp, indent=1) + "\n")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -13,6 +13,8 @@ cell: a cheaper pass, marked as such in the plan and the card, not the battery.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +24,9 @@ from .. import collection as C
 from .. import config, cues
 from ..cells import parse_cell
 from ..population import pairs
+from . import baseline as B
+from . import confounds as CF
+from . import coupling as CP
 from . import panel as P
 from . import probe as Q
 from . import replication as R
@@ -40,6 +45,7 @@ class ValidityPlan:
     variants: tuple[str, ...] = cues.PROBE_VARIANTS
     seeds: tuple[int, ...] = R.REPLICATION_SEEDS
     cue_ids: tuple[str, ...] | None = None  # None: each cell's default panel
+    blind: bool = True  # the blind (no-cue) baseline arm
     notes: list = field(default_factory=list, compare=False)
 
     def cues_of(self, cell: str) -> list[str]:
@@ -66,6 +72,8 @@ def plan_table(plan: ValidityPlan = ValidityPlan()) -> pd.DataFrame:
             rows.append({"part": "panel", "cell": cell, "cue": cid, "variant": "", "calls": n * arms * 2})
             for v in plan.variants:
                 rows.append({"part": "probe", "cell": cell, "cue": cid, "variant": v, "calls": n * 2})
+        if plan.blind:
+            rows.append({"part": "blind", "cell": cell, "cue": cues.BLIND, "variant": "", "calls": n * 2})
         for rep in R.replicate_cells(cell, plan.seeds):
             rows.append({"part": "replication", "cell": rep, "cue": "numeric", "variant": "",
                          "calls": len(_first_pairs(pairs(rep), plan.n_pairs)) * len(config.ARMS) * 2})
@@ -80,7 +88,7 @@ def describe_plan(plan: ValidityPlan = ValidityPlan(), usd_per_call: float | Non
              f"  cells: {', '.join(plan.cells)}",
              f"  cue panel: {int(by.get('panel', 0)):,} calls; association probe ({' + '.join(plan.variants)}): "
              f"{int(by.get('probe', 0)):,} calls; seed replication ({', '.join(map(str, plan.seeds))}): "
-             f"{int(by.get('replication', 0)):,} calls",
+             f"{int(by.get('replication', 0)):,} calls; blind baseline: {int(by.get('blind', 0)):,} calls",
              f"  total: {int(t['calls'].sum()):,} calls"]
     if usd_per_call is not None:
         lines[-1] += f" (about ${usd_per_call * t['calls'].sum():,.2f})"
@@ -89,6 +97,35 @@ def describe_plan(plan: ValidityPlan = ValidityPlan(), usd_per_call: float | Non
     else:
         lines.append("  (--pairs N gives a cheaper pass on the first N pairs of each cell, marked as such)")
     return "\n".join(lines)
+
+
+# --- the plan's fingerprint (seed 003: frozen before the scientific calls) --------------------------
+
+def prompt_hashes(plan: ValidityPlan) -> dict[str, str]:
+    """Per part of the battery, the SHA-256 of its jobs' prompt hashes in table order."""
+    out = {}
+    for cell in plan.cells:
+        tables = {f"panel {cell} {cid}": cues.job_table(cell, cid) for cid in plan.cues_of(cell)}
+        tables.update({f"probe {cell} {cid} {v}": cues.probe_table(cell, cid, v)
+                       for cid in plan.cues_of(cell) for v in plan.variants})
+        if plan.blind:
+            tables[f"blind {cell}"] = cues.blind_table(cell)
+        tables.update({f"replication {rep}": cues.job_table(rep, "numeric") for rep in R.replicate_cells(cell, plan.seeds)})
+        for k, t in tables.items():
+            out[k] = hashlib.sha256("\n".join(_first_pairs(t, plan.n_pairs)["prompt_sha256"]).encode()).hexdigest()
+    return out
+
+
+def fingerprint(plan: ValidityPlan, served_model: str = "") -> dict:
+    """The plan frozen before collection: battery, margins, cues, served model, prompt hashes, and one SHA-256."""
+    body = {"cells": list(plan.cells), "n_pairs": plan.n_pairs, "variants": list(plan.variants),
+            "seeds": list(plan.seeds), "blind": plan.blind, "cues": {c: plan.cues_of(c) for c in plan.cells},
+            "margins": {"equivalence_margin_pp": config.EQUIVALENCE_MARGIN_PP, "tost_alpha": config.TOST_ALPHA,
+                        "min_pairs_to_judge": config.MIN_PAIRS_TO_JUDGE, "coupling_margin_r": CP.MARGIN,
+                        "fdr": Q.FDR},
+            "served_model": served_model, "prompt_hashes": prompt_hashes(plan)}
+    text = json.dumps(body, sort_keys=True)
+    return {**body, "sha256": hashlib.sha256(text.encode()).hexdigest()}
 
 
 # --- answers -------------------------------------------------------------------------------------
@@ -100,8 +137,9 @@ def _jobs(cell: str, table: pd.DataFrame, display: str) -> list:
 
 def triage_records(subject, cell: str, table: pd.DataFrame) -> pd.DataFrame:
     """Ask every triage job; records in the release schema (``picked_i`` NaN = invalid)."""
-    cue = cues.parse_cue(table["cue"].iloc[0])
-    patients = [subject.ask(job).patient for job in _jobs(cell, table, cue.display)]
+    cue = str(table["cue"].iloc[0])
+    display = "numeric" if cue == cues.BLIND else cues.parse_cue(cue).display
+    patients = [subject.ask(job).patient for job in _jobs(cell, table, display)]
     return records_from_answers(table, patients)
 
 
@@ -133,9 +171,11 @@ def probe_answers(subject, cell: str, table: pd.DataFrame) -> list | None:
 def collect(subject, plan: ValidityPlan = ValidityPlan()) -> dict:
     """Every record of the battery: ``{"panel": {cell: {cue: df}}, "probe": {cell: {(cue, variant): df}},
     "replication": {cell: {rep_cell: df}}}``."""
-    out: dict = {"panel": {}, "probe": {}, "replication": {}}
+    out: dict = {"panel": {}, "probe": {}, "replication": {}, "blind": {}}
     for cell in plan.cells:
         out["panel"][cell], out["probe"][cell] = {}, {}
+        if plan.blind:
+            out["blind"][cell] = triage_records(subject, cell, _first_pairs(cues.blind_table(cell), plan.n_pairs))
         for cid in plan.cues_of(cell):
             out["panel"][cell][cid] = triage_records(subject, cell, _first_pairs(cues.job_table(cell, cid),
                                                                                  plan.n_pairs))
@@ -163,15 +203,25 @@ def analyse(recs: dict, plan: ValidityPlan = ValidityPlan(), draws: int = config
         for v in plan.variants:
             scores = {cid: Q.pair_scores(rec)["score"] for (cid, var), rec in probes.items() if var == v}
             if scores:
-                relation[v] = Q.association_vs_reliance(pan["rows"], pan["per_pair"], scores, draws)
+                relation[v] = Q.coupling(pan["rows"], pan["per_pair"], scores, draws=min(draws, 2000))
         base = [r for r in pan["rows"] if r["cue"] == "numeric"]
         reps = {cell: base}
         for rep, rec in recs["replication"].get(cell, {}).items():
             reps[rep] = [P.cue_row(rep, "numeric", rec, draws)]
+        tables = {cid: _first_pairs(cues.job_table(cell, cid), plan.n_pairs) for cid in recs["panel"][cell]}
+        if plan.blind:
+            tables[cues.BLIND] = _first_pairs(cues.blind_table(cell), plan.n_pairs)
+        forced = {cid: Q.pair_scores(rec)["score"] for (cid, var), rec in probes.items() if var == "forced"}
+        judged = {k: v for k, v in recs["panel"][cell].items() if not cues.parse_cue(k).control}
+        confounds = {"renderings": CF.rendering_features(tables).to_dict("records"),
+                     "model": CF.outcome_model(CF.call_table(judged, tables, forced))}
+        base_rows = B.baseline_rows(cell, recs["panel"][cell], recs.get("blind", {}).get(cell), min(draws, 2000))
         cells.append({"cell": cell, "rows": pan["rows"], "convergence": pan["convergence"], "association": assoc,
-                      "reliance_tests": Q.reliance_tests(pan["rows"], pan["per_pair"]),
+                      "baseline": base_rows, "confounds": confounds,
+                      "reliance_tests": Q.reliance_tests(pan["rows"]),
                       "association_vs_reliance": relation, "replication": R.replication_rows(reps)})
-    return {"cells": cells, "cheap": plan.cheap, "n_pairs": plan.n_pairs, "variants": list(plan.variants)}
+    return {"cells": cells, "cheap": plan.cheap, "n_pairs": plan.n_pairs, "variants": list(plan.variants),
+            "fingerprint": fingerprint(plan)}
 
 
 def run(subject, plan: ValidityPlan = ValidityPlan(), draws: int = config.BOOTSTRAP_DRAWS) -> dict:
