@@ -156,6 +156,8 @@ def _flatten(obj, prefix: str = "") -> dict:
 def category(path: str) -> str:
     """The category of a request field (``tools[0].function.strict`` -> ``tool schema``)."""
     head = path.split(".", 1)[0].split("[", 1)[0]
+    if "cache_control" in path:
+        return "prompt caching"
     if head in SAMPLING:
         return "sampling parameters"
     return CATEGORIES.get(head, "other")
@@ -213,3 +215,20 @@ def config_not_sent(config_dict: dict, sent: dict) -> list[str]:
 def protocol_config() -> dict:
     """The protocol's default sampling settings (for the task's ``GenerateConfig``)."""
     return {"max_tokens": config.MAX_TOKENS, "temperature": 0.0}
+
+
+def deviation_report(template: dict, api: str, model: str, configs: list[dict] = ()) -> dict:
+    """The card's ``deviations`` section of an inspect run: every difference of the body sent from the
+    protocol's (tool schema, sampling parameters, streaming, message structure, headers), and the
+    settings the log names that were never sent."""
+    sent = wire_body(template, api)
+    proto = protocol_body(api, str(template.get("model") or model))
+    fields = [{**d, "statement": statement(d)} for d in deviations(sent, proto)]
+    not_sent = sorted({s for c in configs for s in config_not_sent(c, sent)})
+    family = "Anthropic Messages" if api in ANTHROPIC_APIS else "OpenAI chat completions"
+    return {"source": "inspect_ai", "api": api, "model": model, "compared_with": f"the protocol's {family} request",
+            "protocol": not fields, "fields": fields, "log_config_not_sent": not_sent,
+            "wire_only": WIRE_ONLY.get(api, {}),
+            "statement": (f"Collected through inspect_ai ({api}): the request sent differs from the protocol's in "
+                          f"{len(fields)} field" + ("" if len(fields) == 1 else "s") + " (listed under deviations)."
+                          if fields else f"Collected through inspect_ai ({api}): the request sent is the protocol's.")}

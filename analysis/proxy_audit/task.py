@@ -20,20 +20,21 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import CachePolicy, GenerateConfig, ModelOutput
+from inspect_ai.model import CachePolicy, GenerateConfig
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.tool import ToolDef, ToolFunction, ToolParams
 
 from .. import config
 from ..audit.batteries import BATTERY_NAMES, battery_conditions, first_pairs, jobs_of
-from ..collection.answers import TOOL_NAME, patient_from_content, patient_from_tool_calls
+from ..collection.answers import TOOL_NAME
 from ..collection.jobs import Job
+from ..inspect_bridge.logs import patient_of_output
 from ..inspect_bridge.requests import (PARAM_DESCRIPTION, SAMPLE_METADATA, TASK_NAME, cache_policy_args,
-                                       sample_id)
+                                       protocol_config, sample_id)
 
 #: the protocol's sampling settings (max_tokens 64, temperature 0; spec §6.2), inspect's options override them
-PROTOCOL_CONFIG = {"max_tokens": config.MAX_TOKENS, "temperature": 0.0}
+PROTOCOL_CONFIG = protocol_config()
 
 
 def job_sample(job: Job, battery: str, n_pairs: int | None) -> Sample:
@@ -63,18 +64,6 @@ def choose_tool() -> ToolDef:
     params = ToolParams(properties={"patient": {"type": "integer", "enum": [1, 2], "description": PARAM_DESCRIPTION}},
                         required=["patient"])
     return ToolDef(_never, name=TOOL_NAME, description=config.TOOL_DESCRIPTION, parameters=params)
-
-
-def patient_of_output(output: ModelOutput) -> tuple[int | None, str]:
-    """``(patient, raw)`` of a model output, read with the project's parser (a ``choose`` call, else the text rule)."""
-    msg = output.message if output.choices else None
-    calls = [(c.function, c.arguments) for c in (msg.tool_calls or [])] if msg is not None else []
-    patient, raw = patient_from_tool_calls(calls)
-    if patient is None:
-        text = output.completion or ""
-        patient = patient_from_content(text, "tool")
-        raw = raw or text
-    return patient, raw
 
 
 @solver
