@@ -34,6 +34,8 @@ SAMPLE_METADATA = ("cell", "display", "arm", "pair", "order", "i", "j", "prompt_
 PARAM_DESCRIPTION = "1 or 2"
 #: inspect's per-request id header (``HttpxHooks.REQUEST_ID_HEADER``): differs on every request, not part of the key
 VOLATILE_HEADERS = ("x-irid",)
+#: keys of a logged message that differ per sample (``mockllm`` logs inspect's own messages, with their ids)
+VOLATILE_MESSAGE_KEYS = ("id",)
 PROMPT = "<prompt>"
 #: fields a provider sends outside the logged request (read in inspect_ai 0.3.285's provider code;
 #: tests/test_inspect_bridge.py checks them against the bodies a fake server received)
@@ -98,9 +100,11 @@ def _placeholder(content):
 
 
 def request_template(request: dict) -> dict:
-    """The logged request without what varies per job: the prompt text (a placeholder) and the request id header."""
+    """The logged request without what varies per job: the prompt text (a placeholder), message ids and the
+    request id header."""
     out = json.loads(json.dumps(request, default=str))
-    out["messages"] = [{**m, "content": _placeholder(m.get("content"))} if isinstance(m, dict) else m
+    out["messages"] = [{**{k: v for k, v in m.items() if k not in VOLATILE_MESSAGE_KEYS},
+                        "content": _placeholder(m.get("content"))} if isinstance(m, dict) else m
                        for m in out.get("messages") or []]
     headers = out.get("extra_headers")
     if isinstance(headers, dict):

@@ -70,11 +70,14 @@ def choose_tool() -> ToolDef:
 def choose_forced(cache: bool | str = False):
     """Offer and force ``choose``; one request, the tool never executed. ``cache``: inspect's cache
     (``True``: ``CachePolicy(expiry=None)``; a duration such as ``"30D"``: that expiry)."""
-    policy = CachePolicy(**cache_policy_args(cache)) if cache_policy_args(cache) is not None else False
+    args = cache_policy_args(cache)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         state.tools = [choose_tool()]
         state.tool_choice = ToolFunction(TOOL_NAME)
+        # the job in the cache key: jobs sharing a prompt (a factual and a counterfactual arm without
+        # examples) are asked separately, as the protocol does; the cache serves resumes only
+        policy = False if args is None else CachePolicy(**args, scopes={"job": str(state.sample_id)})
         return await generate(state, tool_calls="none", cache=policy)
 
     return solve
