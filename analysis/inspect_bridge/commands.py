@@ -56,6 +56,23 @@ def run_import(logs: list[str], out: str | Path, ledger_path: str | None = None)
     return imp, summaries
 
 
+def refused_line(refused: list[str]) -> str:
+    """One line for the refused jobs (``"JOB: reason"``): the commonest reason with its first jobs named.
+
+    >>> refused_line(["a:1: bad prompt", "a:2: bad prompt", "b:1: other"])
+    '3 jobs refused, not imported: bad prompt: a:1, a:2; 1 other: b:1: other'
+    """
+    by_reason: dict[str, list[str]] = {}
+    for r in refused:
+        job, _, why = r.partition(": ")
+        by_reason.setdefault(why, []).append(job)
+    why, jobs = max(by_reason.items(), key=lambda kv: len(kv[1]))
+    named = ", ".join(jobs[:3]) + (f" and {len(jobs) - 3} more" if len(jobs) > 3 else "")
+    rest = [r for r in refused if r.partition(": ")[2] != why]
+    tail = f"; {len(rest)} other: {rest[0]}" + (" …" if len(rest) > 1 else "") if rest else ""
+    return f"{len(refused)} job{'s' if len(refused) != 1 else ''} refused, not imported: {why}: {named}{tail}"
+
+
 def _report(imp: Imported, summaries: list[dict], out: Path) -> int:
     for s in summaries:
         d = s["deviations"]
@@ -68,8 +85,7 @@ def _report(imp: Imported, summaries: list[dict], out: Path) -> int:
     print(f"{imp.n_samples} samples read: {imp.added} answers added, {imp.kept_existing} already in the ledger, "
           f"{len(imp.unanswered)} without an answer, {len(imp.refused)} refused")
     if imp.refused:
-        print(f"error: {len(imp.refused)} jobs refused, not imported: " + "; ".join(imp.refused[:5])
-              + (" …" if len(imp.refused) > 5 else ""), file=sys.stderr)
+        print(f"error: {refused_line(imp.refused)}", file=sys.stderr)
         return 2
     return 0 if summaries and all(s["complete"] for s in summaries) else 3
 

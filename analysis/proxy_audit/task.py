@@ -25,12 +25,13 @@ from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.tool import ToolDef, ToolFunction, ToolParams
 
-from .. import config
-from ..audit.batteries import BATTERY_NAMES, battery_conditions, first_pairs, jobs_of
-from ..collection.answers import TOOL_NAME
-from ..collection.jobs import Job
-from ..inspect_bridge.logs import patient_of_output
-from ..inspect_bridge.requests import (PARAM_DESCRIPTION, SAMPLE_METADATA, TASK_NAME, cache_policy_args,
+# absolute imports: `inspect eval analysis/proxy_audit` loads this file on its own, outside the package
+from analysis import config
+from analysis.audit.batteries import BATTERY_NAMES, battery_conditions, first_pairs, jobs_of
+from analysis.collection.answers import TOOL_NAME
+from analysis.collection.jobs import Job
+from analysis.inspect_bridge.logs import patient_of_output
+from analysis.inspect_bridge.requests import (PARAM_DESCRIPTION, SAMPLE_METADATA, TASK_NAME, cache_policy_args,
                                        protocol_config, sample_id)
 
 #: the protocol's sampling settings (max_tokens 64, temperature 0; spec §6.2), inspect's options override them
