@@ -137,7 +137,11 @@ def test_anthropic_round_trip_and_its_deviations(tmp_path, monkeypatch):
     card = json.loads((out / "report_card.json").read_text())
     fields = {d["field"]: d for d in card["deviations"]["fields"]}
     assert fields["stream"]["kind"] == "added" and fields["stream"]["category"] == "streaming"
-    assert fields["temperature"]["kind"] == "removed" and fields["temperature"]["category"] == "sampling parameters"
+    if "temperature" in R.protocol_body("anthropic", "claude-sonnet-4-5"):  # the protocol's Anthropic request
+        assert fields["temperature"]["kind"] == "removed" and fields["temperature"]["category"] == "sampling parameters"
+    else:
+        assert "temperature" not in fields
+    assert fields["cache_control.type"]["category"] == "prompt caching"
     assert "tools[0].input_schema.additionalProperties" in fields
     assert any("temperature" in line for line in card["deviations"]["log_config_not_sent"])
     assert card["subject"]["provider"] == "inspect" and card["summary"][1] == card["deviations"]["statement"]
@@ -224,3 +228,18 @@ def test_samples_are_the_jobs():
     assert len(samples) == battery_calls("smoke", PAIRS) == 12
     with pytest.raises(ValueError, match="unknown battery"):
         battery_samples("nope")
+
+
+def test_request_template_keeps_the_request_and_drops_what_varies_per_job():
+    """The fingerprint ignores the prompt text, inspect's request id header and message ids; anything else
+    (a sampling setting, a tool field) changes it."""
+    req = {"model": "m", "messages": [{"role": "user", "content": "Patient 1 ...", "id": "abc"}],
+           "extra_headers": {"x-irid": "r1", "x-other": "kept"}, "temperature": 0.0, "tools": [{"strict": True}]}
+    other = {**req, "messages": [{"role": "user", "content": "another prompt", "id": "xyz"}],
+             "extra_headers": {"x-irid": "r2", "x-other": "kept"}}
+    t = R.request_template(req)
+    assert R.fingerprint(t) == R.fingerprint(R.request_template(other))
+    assert t["extra_headers"] == {"x-other": "kept"} and t["messages"] == [{"role": "user", "content": R.PROMPT}]
+    for change in ({"temperature": 1.0}, {"tools": [{"strict": False}]}, {"stream": True}):
+        assert R.fingerprint(R.request_template({**req, **change})) != R.fingerprint(t)
+    assert R.wire_body(t, "anthropic")["stream"] is False and "extra_headers" not in R.wire_body(t, "openai-api")
