@@ -109,8 +109,11 @@ class Imported:
 
 def read_log(path: str | Path):
     """One log through inspect's own reader (attachments resolved); :class:`LogRefused` if it is not this task's."""
-    from inspect_ai.log import read_eval_log  # heavy, optional (the [inspect] extra)
-
+    try:
+        from inspect_ai.log import read_eval_log  # heavy, optional (the [inspect] extra)
+    except ImportError:
+        raise CollectionError("reading inspect logs needs inspect_ai: pip install '.[inspect]' "
+                              "(inspect-ai==0.3.285)") from None
     p = Path(path)
     if not p.is_file():
         raise LogRefused(f"inspect log {p} not found")

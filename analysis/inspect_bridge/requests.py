@@ -217,8 +217,9 @@ def config_not_sent(config_dict: dict, sent: dict) -> list[str]:
 
 
 def protocol_config() -> dict:
-    """The protocol's default sampling settings (for the task's ``GenerateConfig``)."""
-    return {"max_tokens": config.MAX_TOKENS, "temperature": 0.0}
+    """The protocol's defaults for the task's ``GenerateConfig``: its sampling settings, and no prompt caching
+    (inspect marks Anthropic requests with ``cache_control`` unless ``cache_prompt`` is False; the protocol does not)."""
+    return {"max_tokens": config.MAX_TOKENS, "temperature": 0.0, "cache_prompt": False}
 
 
 def deviation_report(template: dict, api: str, model: str, configs: list[dict] = ()) -> dict:

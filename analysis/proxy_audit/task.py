@@ -8,8 +8,8 @@
 * :func:`choose_answer`: reads the answer with the project's own parser
   (:func:`analysis.collection.answers.patient_from_tool_calls`, the text rule as fallback).
 
-Sampling settings default to the protocol's (``max_tokens`` 64, temperature 0); inspect's own
-options override them (``--temperature``, ``--max-tokens``, ``--logprobs --top-logprobs N``), and
+Settings default to the protocol's (``max_tokens`` 64, temperature 0, no prompt caching); inspect's own
+options override them (``--temperature``, ``--max-tokens``, ``--cache-prompt``, ``--logprobs --top-logprobs N``), and
 ``--epochs R`` asks every job R times (the ledger's samples). ``-T cache=true`` (or a duration such
 as ``-T cache=30D``) caches every answer in inspect's cache with ``CachePolicy(expiry=None)`` (or
 that expiry), so a rerun after an interruption asks only the jobs without an answer. What inspect
@@ -34,7 +34,7 @@ from analysis.inspect_bridge.logs import patient_of_output
 from analysis.inspect_bridge.requests import (PARAM_DESCRIPTION, SAMPLE_METADATA, TASK_NAME, cache_policy_args,
                                        protocol_config, sample_id)
 
-#: the protocol's sampling settings (max_tokens 64, temperature 0; spec §6.2), inspect's options override them
+#: the protocol's settings (max_tokens 64, temperature 0; spec §6.2; no prompt caching), inspect's options override them
 PROTOCOL_CONFIG = protocol_config()
 
 
