@@ -244,3 +244,6 @@ def test_request_template_keeps_the_request_and_drops_what_varies_per_job():
     for change in ({"temperature": 1.0}, {"tools": [{"strict": False}]}, {"stream": True}):
         assert R.fingerprint(R.request_template({**req, **change})) != R.fingerprint(t)
     assert R.wire_body(t, "anthropic")["stream"] is False and "extra_headers" not in R.wire_body(t, "openai-api")
+    # the OpenAI Responses API (inspect's openai provider): the prompt is in `input`
+    resp = {"model": "m", "input": [{"role": "user", "content": [{"type": "input_text", "text": "Patient 1 ..."}]}]}
+    assert R.user_text(resp) == "Patient 1 ..." and R.user_text(R.request_template(resp)) == R.PROMPT

@@ -47,6 +47,7 @@ SAMPLING = ("temperature", "top_p", "top_k", "max_tokens", "max_completion_token
             "parallel_tool_calls", "thinking", "output_config", "enable_thinking", "prompt_logprobs")
 CATEGORIES = {"tools": "tool schema", "tool_choice": "tool choice", "stream": "streaming",
               "stream_options": "streaming", "messages": "message structure", "system": "message structure",
+              "input": "message structure",
               "extra_headers": "headers", "model": "model"}
 
 
@@ -85,9 +86,23 @@ def _text(content) -> str:
     return ""
 
 
+def _messages(request: dict) -> list:
+    """The request's messages: ``messages`` (chat completions, Anthropic), else ``input`` (OpenAI Responses API,
+    which inspect's ``openai`` provider uses for many models)."""
+    if "messages" in request or "input" not in request:
+        return request.get("messages") or []
+    inp = request["input"]
+    return [{"role": "user", "content": inp}] if isinstance(inp, str) else list(inp or [])
+
+
 def user_text(request: dict) -> str:
-    """The text of the request's user messages (the prompt sent)."""
-    return "".join(_text(m.get("content")) for m in request.get("messages") or []
+    """The text of the request's user messages (the prompt sent).
+
+    >>> user_text({"messages": [{"role": "user", "content": "a"}]}), user_text({"input": [{"role": "user",
+    ...     "content": [{"type": "input_text", "text": "b"}]}]})
+    ('a', 'b')
+    """
+    return "".join(_text(m.get("content")) for m in _messages(request)
                    if isinstance(m, dict) and m.get("role") == "user")
 
 
@@ -103,9 +118,13 @@ def request_template(request: dict) -> dict:
     """The logged request without what varies per job: the prompt text (a placeholder), message ids and the
     request id header."""
     out = json.loads(json.dumps(request, default=str))
-    out["messages"] = [{**{k: v for k, v in m.items() if k not in VOLATILE_MESSAGE_KEYS},
-                        "content": _placeholder(m.get("content"))} if isinstance(m, dict) else m
-                       for m in out.get("messages") or []]
+    field = "messages" if "messages" in out or "input" not in out else "input"
+    if isinstance(out.get(field), str):
+        out[field] = PROMPT
+    else:
+        out[field] = [{**{k: v for k, v in m.items() if k not in VOLATILE_MESSAGE_KEYS},
+                       "content": _placeholder(m.get("content"))} if isinstance(m, dict) else m
+                      for m in out.get(field) or []]
     headers = out.get("extra_headers")
     if isinstance(headers, dict):
         headers = {k: v for k, v in headers.items() if k.lower() not in VOLATILE_HEADERS}
