@@ -165,7 +165,8 @@ def _mock_outputs(fail_after: int | None, calls: list):
 
 def test_interrupted_run_resumed_from_cache_imports_each_job_once(tmp_path, monkeypatch):
     """A run that stops after 5 answers, rerun with the same cache: the answered jobs are not asked again
-    (5 + 7 calls for 12 jobs: the cache key names the job, so two jobs sharing a prompt are asked apart) and the two logs import with every job once."""
+    (5 + 7 calls for 12 jobs: the cache key names the job, so two jobs sharing a prompt are asked apart) and the
+    two logs import with every job once."""
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
     first: list = []
     log1 = _run("mockllm/model", tmp_path / "logs", model_args={"custom_outputs": _mock_outputs(5, first)},
@@ -193,7 +194,8 @@ def test_altered_prompt_is_refused_for_its_job(openai_run, tmp_path, capsys):
     log = read_eval_log(openai_run["log"].location, resolve_attachments=True)
     victim = log.samples[3]
     ev = [e for e in victim.events if e.event == "model"][-1]
-    ev.call.request["messages"][0]["content"] = ev.call.request["messages"][0]["content"].replace("Patient 1", "Patient A", 1)
+    msg = ev.call.request["messages"][0]
+    msg["content"] = msg["content"].replace("Patient 1", "Patient A", 1)
     path = tmp_path / "altered.eval"
     write_eval_log(log, str(path))
     code = cli.main(["collect", "--import-inspect", str(path), "--out", str(tmp_path / "out")])

@@ -141,7 +141,8 @@ def fingerprint(template: dict) -> str:
 
 
 def wire_body(template: dict, api: str) -> dict:
-    """The JSON body sent: without ``extra_headers`` (headers, not body), ``extra_body`` merged, plus :data:`WIRE_ONLY`."""
+    """The JSON body sent: without ``extra_headers`` (headers, not body), ``extra_body`` merged, plus
+    :data:`WIRE_ONLY`."""
     body = {k: v for k, v in template.items() if k not in ("extra_headers", "extra_body", "extra_query")}
     body.update(template.get("extra_body") or {})
     body.update(WIRE_ONLY.get(api, {}))
@@ -221,7 +222,8 @@ def statement(d: dict) -> str:
         return f"{d['category']}: {d['field']} = {json.dumps(d['sent'])} sent, not in the protocol's request"
     if d["kind"] == "removed":
         return f"{d['category']}: {d['field']} = {json.dumps(d['protocol'])} of the protocol not sent"
-    return f"{d['category']}: {d['field']} sent as {json.dumps(d['sent'])}, the protocol sends {json.dumps(d['protocol'])}"
+    return (f"{d['category']}: {d['field']} sent as {json.dumps(d['sent'])}, "
+            f"the protocol sends {json.dumps(d['protocol'])}")
 
 
 def config_not_sent(config_dict: dict, sent: dict) -> list[str]:
@@ -237,7 +239,8 @@ def config_not_sent(config_dict: dict, sent: dict) -> list[str]:
 
 def protocol_config() -> dict:
     """The protocol's defaults for the task's ``GenerateConfig``: its sampling settings, and no prompt caching
-    (inspect marks Anthropic requests with ``cache_control`` unless ``cache_prompt`` is False; the protocol does not)."""
+    (inspect marks Anthropic requests with ``cache_control`` unless ``cache_prompt`` is False; the protocol
+    does not)."""
     return {"max_tokens": config.MAX_TOKENS, "temperature": 0.0, "cache_prompt": False}
 
 

@@ -34,7 +34,8 @@ from analysis.inspect_bridge.logs import patient_of_output
 from analysis.inspect_bridge.requests import (PARAM_DESCRIPTION, SAMPLE_METADATA, TASK_NAME, cache_policy_args,
                                        protocol_config, sample_id)
 
-#: the protocol's settings (max_tokens 64, temperature 0; spec §6.2; no prompt caching), inspect's options override them
+#: the protocol's settings (max_tokens 64, temperature 0; spec §6.2; no prompt caching); inspect's options
+#: override them
 PROTOCOL_CONFIG = protocol_config()
 
 
@@ -94,7 +95,8 @@ def choose_answer():
         chosen = {1: first, 2: second}.get(patient)
         return Score(value=0.0 if patient is None else 1.0, answer="" if patient is None else str(patient),
                      explanation=raw[:200],
-                     metadata={"patient": patient, "picked_i": None if chosen is None else int(chosen == state.metadata["i"])})
+                     metadata={"patient": patient,
+                               "picked_i": None if chosen is None else int(chosen == state.metadata["i"])})
 
     return score
 
