@@ -3,6 +3,7 @@ deviations. Offline: inspect's ``mockllm`` provider and this project's fake serv
 through inspect's ``openai-api`` and ``anthropic`` providers. The smoke battery on its first pair (12 jobs)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from pathlib import Path
@@ -18,6 +19,7 @@ from inspect_ai.model import ModelOutput, ModelUsage  # noqa: E402
 
 from analysis import cli  # noqa: E402
 from analysis import collection as C  # noqa: E402
+from analysis.collection.jobs import Job  # noqa: E402
 from analysis.audit.batteries import battery_calls, battery_conditions, first_pairs, jobs_of  # noqa: E402
 from analysis.inspect_bridge import commands, requests as R  # noqa: E402
 from analysis.proxy_audit import battery_samples, proxy_audit  # noqa: E402
@@ -249,3 +251,20 @@ def test_request_template_keeps_the_request_and_drops_what_varies_per_job():
     # the OpenAI Responses API (inspect's openai provider): the prompt is in `input`
     resp = {"model": "m", "input": [{"role": "user", "content": [{"type": "input_text", "text": "Patient 1 ..."}]}]}
     assert R.user_text(resp) == "Patient 1 ..." and R.user_text(R.request_template(resp)) == R.PROMPT
+
+
+def test_epochs_are_the_ledgers_samples(tmp_path, monkeypatch):
+    """``--epochs 2``: the second epoch is the ledger's sample 1 where the ledger has samples (``collect
+    --samples``); a ledger with one answer per job refuses it by job and keeps the first epoch."""
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    calls: list = []
+    log = _run("mockllm/model", tmp_path / "logs", model_args={"custom_outputs": _mock_outputs(None, calls)},
+               epochs=2)
+    assert len(log.samples) == 2 * len(JOBS) and len(calls) == 2 * len(JOBS)
+    imp, _ = commands.run_import([log.location], tmp_path / "out")
+    rows = _answers(tmp_path / "out")
+    if "sample" in {f.name for f in dataclasses.fields(Job)}:
+        assert not imp.refused and len(rows) == 2 * len(JOBS)
+    else:
+        assert len(imp.refused) == len(JOBS) and all("epoch 2" in r for r in imp.refused)
+        assert len(rows) == len(JOBS) and set(_by_job(rows)) == TAGS
