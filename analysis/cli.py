@@ -32,6 +32,7 @@ from .audit import commands as audit_commands
 from .audit import compare as compare_mod
 from .cells import CellError, parse_cell
 from .collection import commands as collection_commands
+from .inspect_bridge import commands as inspect_commands  # collect --import-inspect, audit --from-inspect (issue 24)
 from .jsonable import jsonable
 from .records import NotReleased
 
@@ -124,9 +125,10 @@ def _parser_collect(sub) -> None:
                                     "SIGHUP finishes the requests in flight and writes the records (exit 130/143/"
                                     "129); a second one aborts at once. An endpoint that fails 20 attempts in a "
                                     "row on connection errors stops the run (exit 3, resumable).")
-    ap.add_argument("--cell", required=True, nargs="+", help="cell id(s), e.g. k12_LH_neutral_learned_zero")
-    ap.add_argument("--provider", required=True, help="replay | anthropic | openai | simulated")
-    ap.add_argument("--model", required=True,
+    ap.add_argument("--cell", nargs="+", help="cell id(s), e.g. k12_LH_neutral_learned_zero (required unless "
+                                              "--import-inspect)")
+    ap.add_argument("--provider", help="replay | anthropic | openai | simulated")
+    ap.add_argument("--model",
                     help="replay: sonnet/deepseek/qwen/gpt; simulated: " + "/".join(C.SIMULATED_PRESETS)
                     + "; otherwise the serving model id")
     ap.add_argument("--display", default="numeric", help="numeric | ordered | arbitrary")
@@ -173,6 +175,9 @@ def _parser_collect(sub) -> None:
                          "call nothing")
     ap.add_argument("--import-batch", metavar="FILE",
                     help="read an OpenAI Batch / vllm run-batch results JSONL into the ledger, then write records")
+    ap.add_argument("--import-inspect", nargs="+", metavar="LOG",
+                    help="read inspect_ai logs of `inspect eval analysis/proxy_audit` into the ledger (request key: "
+                         "the request inspect sent), then write records; needs the [inspect] extra")
     ap.set_defaults(func=cmd_collect)
 
 
@@ -235,8 +240,8 @@ def _parser_audit(sub) -> None:
                         description="Audit a model against the evidence: plan, collect (resumable, never pays "
                                     "twice), estimate and write a report card (report_card.html + "
                                     "report_card.json in --out).")
-    ap.add_argument("--provider", required=True, help="anthropic | openai (any OpenAI-compatible endpoint) | simulated")
-    ap.add_argument("--model", required=True, help="the serving model id; with simulated, a preset ("
+    ap.add_argument("--provider", help="anthropic | openai (any OpenAI-compatible endpoint) | simulated")
+    ap.add_argument("--model", help="the serving model id; with simulated, a preset ("
                     + ", ".join(A.AUDIT_PRESETS) + ") or any label with --preset")
     ap.add_argument("--base-url", help="endpoint (OpenRouter, vLLM, Ollama, a proxy); default: the provider's")
     ap.add_argument("--battery", default="core", choices=A.BATTERY_NAMES,
@@ -276,6 +281,9 @@ def _parser_audit(sub) -> None:
     ap.add_argument("--no-progress", action="store_true", help="no progress bars (for logs and CI)")
     _batch_arguments(ap)
     _preflight_argument(ap)
+    ap.add_argument("--from-inspect", nargs="+", metavar="LOG",
+                    help="import inspect_ai logs of `inspect eval analysis/proxy_audit` and write the card, with "
+                         "every difference of inspect's request from the protocol's as deviations ([inspect] extra)")
     ap.set_defaults(func=cmd_audit)
 
 
@@ -375,8 +383,18 @@ def cmd_report(args: argparse.Namespace) -> int:
     return report_mod.write(args.check, args.out)
 
 
+def _require(args: argparse.Namespace, command: str, names: tuple[str, ...]) -> None:
+    """The options a command needs unless it imports inspect logs (issue 24)."""
+    missing = [f"--{n.replace('_', '-')}" for n in names if getattr(args, n, None) in (None, [])]
+    if missing:
+        raise UsageError(f"{PROG} {command}: the following arguments are required: {', '.join(missing)}")
+
+
 def cmd_collect(args: argparse.Namespace) -> int:
-    """``collect``: :func:`analysis.collection.commands.collect`."""
+    """``collect``: :func:`analysis.collection.commands.collect` (``--import-inspect``: inspect logs)."""
+    if args.import_inspect:
+        return inspect_commands.collect_import(args)
+    _require(args, "collect", ("cell", "provider", "model"))
     return collection_commands.collect(args)
 
 
@@ -386,7 +404,10 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    """``audit``: :func:`analysis.audit.commands.audit`."""
+    """``audit``: :func:`analysis.audit.commands.audit` (``--from-inspect``: the card of inspect logs)."""
+    if args.from_inspect:
+        return inspect_commands.audit_from_inspect(args)
+    _require(args, "audit", ("provider", "model"))
     return audit_commands.audit(args)
 
 

@@ -199,7 +199,7 @@ METHOD_NOTES = [
 def report_card(analysis: dict, conditions: list[Condition], *, battery: str, subject_info: dict,
                 references: dict | None, draws: int, plan: pd.DataFrame | None = None,
                 after: pd.DataFrame | None = None, answer_format: str = "tool",
-                references_note: str | None = None) -> dict:
+                references_note: str | None = None, deviations: dict | None = None) -> dict:
     """The card's JSON: subject, battery, responsiveness, conditions (with the reference models' rows), sections, summary.
 
     A smoke battery's card starts with ``notice`` (a smoke test on a subset, not the protocol).
@@ -269,6 +269,8 @@ def report_card(analysis: dict, conditions: list[Condition], *, battery: str, su
                         "estimated_output_tokens": int(plan["output_tokens"].sum())}
         if after is not None:
             card["plan"]["tokens_per_call"] = tokens_per_call(after)
+    if deviations is not None:  # a run collected outside the protocol's request (inspect_ai, issue 24)
+        card["deviations"] = deviations
     if battery == "validity":  # construct validity, beyond the paper's protocol (analysis.validity)
         card |= validity_card.from_audit(rows)
     card["summary"] = summary_statements(card)
@@ -293,6 +295,8 @@ def summary_statements(card: dict) -> list[str]:
     findings in the paper's order of questions (§2.2-§2.5), which are left out where the check
     finds the verdicts not interpretable."""
     out = [card["notice"]] if card.get("notice") else []
+    if card.get("deviations"):
+        out.append(card["deviations"]["statement"])
     resp = card.get("responsiveness") or {}
     out += card.get("sampling_notice") or []  # how choices were sampled (issue 20), before any finding
     if resp:
