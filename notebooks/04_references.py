@@ -45,7 +45,7 @@
 import pandas as pd
 from IPython.display import display
 
-from analysis import battery, figures, notebook, references, registry
+from analysis import battery, figures, notebook, references, registry, tables
 
 TEXT_COLUMNS = ["row", "column", "paper", "ours", "status"]  # the short text form that nbval checks
 
@@ -353,5 +353,5 @@ products = {
 }
 for name, df in products.items():
     assert len(df) and not df.empty, name
-    df.to_csv(folders.derived / name, index=False, float_format="%.10g")
+    tables.write_derived(df, folders.derived / name)
 print("wrote", ", ".join(saved), "and in", folders.show(folders.derived) + ":", ", ".join(sorted(products)))

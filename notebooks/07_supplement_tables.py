@@ -37,7 +37,7 @@
 import pandas as pd
 from IPython.display import display
 
-from analysis import data, figures, notebook, registry, supplement
+from analysis import data, figures, notebook, registry, supplement, tables
 
 pd.set_option("display.width", 200)
 pd.set_option("display.max_colwidth", 60)
@@ -378,8 +378,9 @@ products = {"table8": t8, "table10": t10, "table9": supplement.table9().reset_in
             "table20": supplement.table20().reset_index(), "table11": t11, "table12": t12, "table13": t13,
             "table14": t14, "table15": t15, "table18": audit, "regeneration": regen,
             "scaling": supplement.scaling_sensitivity(), "naming": naming}
+p_values = {"table8": ("p", "order_p"), "table10": ("interaction_p",)}  # genuinely tiny: not snapped to 0
 for name, df in products.items():
     assert len(df) and not df.empty, name
-    df.to_csv(out / f"supplement_{name}.csv", index=False, float_format="%.6g")
+    tables.write_derived(df, out / f"supplement_{name}.csv", keep_small=p_values.get(name, ()))
 print("wrote", notebook.save_figure(fig, "fig4a_naming", folders), "and in", folders.show(out) + ":",
       ", ".join(f"supplement_{name}.csv" for name in sorted(products)))

@@ -18,6 +18,7 @@ import pandas as pd
 from .. import collection as C
 from .. import config
 from ..jsonable import jsonable
+from ..tables import portable_tree
 from ..validity import card as validity_card
 from .analyse import CONTRAST_SEED
 from .batteries import NAME_SETS, SMOKE_BATTERIES, Condition
@@ -187,7 +188,7 @@ def report_card(analysis: dict, conditions: list[Condition], *, battery: str, su
     if battery == "validity":  # construct validity, beyond the paper's protocol (analysis.validity)
         card |= validity_card.from_audit(rows)
     card["summary"] = summary_statements(card)
-    return jsonable(card)
+    return portable_tree(jsonable(card), keep_small=("p_value", "q_value"))  # the same bytes on every kernel
 
 
 def _ref_tracking(t: dict | None) -> dict | None:
