@@ -108,3 +108,8 @@ CLAIM_ZERO_SNAP_RATIO = 1e-9
 # scipy.stats.permutation_test; without it the kernel's last bits decide ties (SN 8's p_perm moved by
 # up to 0.05 between kernels). Distinct values of r here differ by more than 1e-4.
 PERMUTATION_TIE_RTOL = 1e-9
+
+# --- Table 18 (Supplementary Note 9; spec R9) -------------------------------------------------------
+# The paper combined the released condition summaries as printed to 2 decimals: every input is rounded
+# to this many decimals (pp) before the intervals are combined in quadrature (reproduces all 24 numbers).
+TABLE18_SUMMARY_DECIMALS = 2
