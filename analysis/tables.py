@@ -26,7 +26,7 @@ def portable(value: float, *, snap: float = config.ZERO_SNAP,
     """``value`` at ``digits`` significant digits, 0.0 where ``|value| < snap`` (NaN and inf kept).
 
     >>> portable(1.2554309e-17), portable(-7.7e-17), portable(22.222222222222221), portable(2.67e-13, snap=0)
-    (0.0, 0.0, 22.22222222, 2.67e-13)
+    (0.0, 0.0, 22.222222, 2.67e-13)
     """
     v = float(value)
     if not math.isfinite(v):
@@ -40,7 +40,7 @@ def number_text(value: float, *, snap: float = config.ZERO_SNAP) -> str:
     """A float as text at the stated precision (``-0`` written ``0``).
 
     >>> number_text(1.01010101010101), number_text(-3.29e-17), number_text(float("nan")), number_text(1.2473e-11, snap=0)
-    ('1.01010101', '0', 'nan', '1.2473e-11')
+    ('1.010101', '0', 'nan', '1.2473e-11')
     """
     return f"{portable(value, snap=snap):.{config.DERIVED_SIGNIFICANT_DIGITS}g}"
 
@@ -70,7 +70,7 @@ def portable_tree(obj, keep_small: tuple[str, ...] = ()):
     float :func:`portable`; floats under a key in ``keep_small`` (P values) are rounded, not snapped.
 
     >>> portable_tree({"alpha": 21.500032170000004, "r": [1e-17, 0.4], "p_value": 3e-15}, keep_small=("p_value",))
-    {'alpha': 21.50003217, 'r': [0.0, 0.4], 'p_value': 3e-15}
+    {'alpha': 21.500032, 'r': [0.0, 0.4], 'p_value': 3e-15}
     """
     def walk(x, small: bool):
         if isinstance(x, dict):
