@@ -9,7 +9,7 @@ JOBS   ?= 2
 export MPLBACKEND := Agg
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv paper test data notebooks claims report sync clean distclean bench site lab live test-live
+.PHONY: help venv paper test data notebooks claims report sync clean distclean bench site lab live test-live check-portable
 
 help:  ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/; s/\$$(JOBS)/$(JOBS)/g' | expand -t 12
@@ -52,6 +52,9 @@ live: data  ## smoke audit of a real local model (llama-cpp-python + SmolLM2-135
 
 test-live: data  ## live tests against that local server (builds it once; skipped with a reason if it cannot be built)
 	PY=$(PY) scripts/live_test.sh
+
+check-portable: data  ## the whole pipeline under another BLAS kernel (OPENBLAS_CORETYPE=Prescott) and one thread: outputs must equal the committed ones
+	PY=$(PY) JOBS=$(JOBS) scripts/check_portable.sh
 
 bench: data  ## benchmarks (not timed tests): notebook 03, make paper full and no-change (whole-process medians), bootstrap, collection, UCI
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

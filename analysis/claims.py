@@ -21,6 +21,7 @@ from . import battery, paths, population, products, representation, stamps, supp
 from .records import NotReleased
 from . import registry as _registry
 from .registry import REGISTRY_COLUMNS, half_unit, paper_vs_ours, parse_printed, registry, status_of  # noqa: F401
+from .tables import write_derived
 
 #: the studies that compute claims, in the order of the paper's stages (each has ``claim_values``)
 PROVIDERS = (population, battery, representation, uci, supplement)
@@ -141,7 +142,7 @@ def check(values: dict[str, object] | None = None, write: bool = True) -> pd.Dat
     out = pd.DataFrame(rows, columns=CHECK_COLUMNS)
     if write:
         paths.DERIVED.mkdir(parents=True, exist_ok=True)
-        out.to_csv(paths.CLAIMS_CHECK, index=False)
+        write_derived(out, paths.CLAIMS_CHECK)
         if complete:
             CHECK_FINGERPRINT.write_text(inputs_fingerprint() + "\n")
     return out

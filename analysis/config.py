@@ -103,3 +103,32 @@ TOST_ALPHA = 0.05  # each one-sided test at 5%, i.e. a 90% interval inside the m
 # Pearson) 95% interval whose lower end is under 50% (5/5 -> [47.8%, 100%]), so no share can be
 # told from chance; the card prints "too few pairs to judge" instead of a verdict.
 MIN_PAIRS_TO_JUDGE = 6
+
+# --- Portable outputs (issue 21: the same bytes on every CPU and BLAS kernel) --------------------
+# BLAS kernels (OpenBLAS picks one per CPU at run time) and thread counts change the last bits of a
+# result. Measured over all 1,589 computed claims (Haswell kernel against Prescott, and 2 threads
+# against 1): 205 values differ, non-zero ones by at most 8.8e-13 relative (an iterative fit: SN 14's
+# calibration, the GEE P values), the rest by about 1e-16. Numbers are written at 8 significant
+# digits: 4 beyond the most the paper prints, and 4 orders of magnitude above that noise, so a written
+# digit moves only for a value within 1e-12 of a rounding boundary (odds about 1e-4 per value).
+DERIVED_SIGNIFICANT_DIGITS = 8
+# A value with |x| below this is written as 0 (derived CSVs, JSON cards, notebook tables): quantities
+# that are exactly 0 in exact arithmetic (a correlation of orthogonalised examples, a slope of equal
+# means, |LPM - full| of a saturated model) come out of floating point as +-1e-17 .. 6e-14 (measured),
+# with a sign and size set by the kernel. Nothing written is genuinely this small except P values,
+# which the writers name and keep (analysis.tables.write_derived(keep_small=...)).
+ZERO_SNAP = 1e-9
+# A claim's reproduced value below this fraction of its tolerance is written as 0 in the claims check:
+# it cannot change the status, and the tolerance (down to 5e-15 for P values) sets the scale.
+CLAIM_ZERO_SNAP_RATIO = 1e-6
+# Permutation tests on discrete data: a permuted statistic within this relative distance of the
+# observed one is the same value in exact arithmetic (a tie) and counts as at least as extreme, as in
+# scipy.stats.permutation_test; without it the kernel's last bits decide ties (SN 8's p_perm moved by
+# up to 0.05 between kernels). Measured on SN 8's 12 cells x 5,000 permutations: 864 ties, off by at
+# most 3.5e-15 relative; distinct values differ by at least 4e-3 relative.
+PERMUTATION_TIE_RTOL = 1e-9
+
+# --- Table 18 (Supplementary Note 9; spec R9) -------------------------------------------------------
+# The paper combined the released condition summaries as printed to 2 decimals: every input is rounded
+# to this many decimals (pp) before the intervals are combined in quadrature (reproduces all 24 numbers).
+TABLE18_SUMMARY_DECIMALS = 2

@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import paths
+from .tables import FLOAT_FORMAT, portable_frame
 
 #: where a notebook run by hand writes (relative to ``notebooks/``; ``out/`` is git-ignored)
 SCRATCH = "../out/notebooks"
@@ -107,8 +108,10 @@ class Rendered:
 
 
 def _styled(df: pd.DataFrame, caption: str | None = None, digits: int | None = None) -> str:
-    # the element ids are derived from the content: stable across reruns, distinct between tables of a page
-    uid = hashlib.sha1(df.to_csv().encode("utf-8")).hexdigest()[:10]
+    # the element ids are derived from the content: stable across reruns, distinct between tables of a page;
+    # content and ids at the stated precision, so that no kernel's last bits show (analysis.tables)
+    df = portable_frame(df)
+    uid = hashlib.sha1(df.to_csv(float_format=FLOAT_FORMAT).encode("utf-8")).hexdigest()[:10]
     styler = df.style.hide(axis="index").set_uuid(uid).format(precision=2 if digits is None else digits, na_rep="—")
     if "status" in df.columns:
         styler = styler.map(lambda s: f"background-color: {STATUS_COLOURS.get(str(s).split(':')[0], 'white')}",

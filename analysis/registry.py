@@ -20,8 +20,9 @@ from decimal import Decimal
 
 import pandas as pd
 
-from . import paths
+from . import config, paths
 from .records import NotReleased
+from .tables import number_text, portable
 
 REGISTRY_COLUMNS = ["claim_id", "table", "row", "column", "quantity", "paper_value", "tolerance", "note"]
 #: the columns of :func:`paper_vs_ours`
@@ -81,6 +82,8 @@ def status_of(paper_value: str, tolerance: str, value: object) -> tuple[str, str
 
     >>> status_of("+21.2", "0.05", 21.23), status_of("+21.2", "0.05", NotReleased("x"))
     (('match', '21.23'), ('not_released', ''))
+    >>> status_of("0.00", "0.005", 1.255e-17), status_of("1.3×10^-11", "5e-13", 1.2473e-11)
+    (('match', '0'), ('mismatch', '1.2473e-11'))
     """
     if isinstance(value, NotReleased):
         return "not_released", ""
@@ -92,7 +95,8 @@ def status_of(paper_value: str, tolerance: str, value: object) -> tuple[str, str
     target = parse_printed(paper_value)
     tol = float(tolerance)
     ok = abs(v - target) <= tol * (1 + 1e-9)  # relative slack only: tolerances reach 1e-13 for P values
-    return ("match" if ok else "mismatch"), f"{v:.10g}"
+    # written at the stated precision; a value far below the tolerance is float noise around 0 (config)
+    return ("match" if ok else "mismatch"), number_text(v, snap=config.CLAIM_ZERO_SNAP_RATIO * tol)
 
 
 def printed_decimals(printed: str) -> int:
@@ -113,6 +117,8 @@ def printed_like(value: object, printed: str, *, extra_digit: bool = False, not_
     ('+21.2', '+21.23')
     >>> printed_like(-0.001, "0.00"), printed_like(-0.001, "0.00", signed_zero=True)
     ('0.00', '-0.00')
+    >>> printed_like(-7.7e-17, "0.00", signed_zero=True), printed_like(0.125 + 2e-17, "0.00")
+    ('0.00', '0.12')
     >>> printed_like(7.723e-9, "7.7×10^-9", extra_digit=True), printed_like(NotReleased("x"), "1.0")
     ('7.72e-09', 'n/r')
     """
@@ -120,11 +126,11 @@ def printed_like(value: object, printed: str, *, extra_digit: bool = False, not_
         return not_released
     if value is None:
         return ""
-    v = float(value)
     plain = _plain(printed)
     decimals = printed_decimals(printed) + (1 if extra_digit else 0)
-    if _SCIENTIFIC.fullmatch(plain):
-        return f"{v:.{decimals + 1}g}"
+    if _SCIENTIFIC.fullmatch(plain):  # P values: genuinely tiny, never snapped
+        return f"{portable(float(value), snap=0.0):.{decimals + 1}g}"
+    v = portable(float(value))  # float noise around 0 and at a rounding half decides no digit or sign
     signed = plain[:1] in "+-"
     text = f"{v:+.{decimals}f}" if signed else f"{v:.{decimals}f}"
     if not signed and not signed_zero and text.startswith("-") and float(text) == 0:

@@ -11,6 +11,7 @@ the jinja2 template ``templates/claims_report.html.j2`` (autoescaped). Input:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
@@ -71,7 +72,7 @@ NOTE_INDEX = {
  12: ("07_supplement_tables", "Table 19 and Supplementary Notes 11-12 · Regeneration schemes", '"SN 12"'),
  13: ("07_supplement_tables", "Table 20 · Order-inconsistency rates", '"Table 20"'),
  14: ("06_uci_real_records", "Tables 21, 22; Supplementary Note 14: order effects, learner, references, strata; Positive control", '"Table 21" "Table 22" "SN 14"'),
- 15: ("05_representation_control / 03_collection", "Supplementary Note 4 … (agreements); request settings in `analysis/collection.py`", '"SN 15"'),
+ 15: ("05_representation_control / 03_collection", "Supplementary Note 4 … (agreements); request settings in `analysis/collection/subjects/anthropic.py` and `analysis/collection/subjects/openai.py`", '"SN 15"'),
  16: ("04_references", "Cell tables (Supplementary Tables 23-26)", '"Table 23" "Table 24" "Table 25" "Table 26"'),
  17: ("02_prompts", "all sections (prompts byte for byte; released hashes reproduced)", None),
  18: ("04_references", "Example count and example correlation (Tables 27, 28; Supplementary Note 18)", '"Table 27" "Table 28" "SN 18"'),
@@ -176,28 +177,67 @@ def section_of(table: str) -> tuple[str, str] | None:
     return index.get(int(m.group(2)))
 
 
-def _counts(check: pd.DataFrame, tables: list[str]) -> str:
-    v = check[check["table"].isin(tables)]["status"].value_counts()
-    return " / ".join(str(v.get(k, 0)) for k in ("match", "mismatch", "not_released"))
+#: the columns the index counts, in order
+INDEX_STATUSES = ("match", "mismatch", "not_released")
+#: the command shown for a note without claims (its numbers are the prompts themselves)
+PROMPT_COMMAND = "python -m analysis prompt --cell k12_LH_neutral_absent_zero --pair 0 --arm factual --order 0"
 
 
-def reviewer_index(check: pd.DataFrame) -> str:
+@dataclass(frozen=True)
+class IndexEntry:
+    """One row of the reviewers' index: a table or supplementary note of the paper.
+
+    ``groups`` are the claims-registry tables that hold its numbers (``()`` for a note without
+    claims); ``report_groups`` those present in the claims check, each a group of the claims report
+    (anchor :func:`anchor`); ``counts`` is ``status -> n`` over ``groups``.
+    """
+
+    item: str
+    notebooks: tuple[str, ...]
+    section: str
+    groups: tuple[str, ...]
+    report_groups: tuple[str, ...]
+    counts: dict
+
+    @property
+    def command(self) -> str:
+        if not self.groups:
+            return PROMPT_COMMAND
+        return "python -m analysis claims --table " + " ".join(f'"{g}"' if " " in g else g for g in self.groups)
+
+    @property
+    def counts_text(self) -> str:
+        return " / ".join(str(self.counts.get(k, 0)) for k in INDEX_STATUSES) if self.groups else "—"
+
+
+def index_entries(check: pd.DataFrame) -> list[IndexEntry]:
+    """Tables 1-28, Supplementary Notes 1-18 and the main text, each with its notebook section, the
+    claims tables that hold its numbers, their groups in the claims report and the status counts."""
+    present = set(check["table"])
+    items = [(f"Table {t}", nb, sec, (f"Table {t}",)) for t, (nb, sec) in TABLE_INDEX.items()]
+    items += [(f"SN {n}", nb, sec, tuple(x.strip('"') for x in tables.split('" "')) if tables else ())
+              for n, (nb, sec, tables) in NOTE_INDEX.items()]
+    items.append(("Main text", "all", "each notebook's main-text section", ("Main",)))
+    entries = []
+    for item, nb, sec, groups in items:
+        rows = check[check["table"].isin(groups)]
+        counts = {k: int((rows["status"] == k).sum()) for k in INDEX_STATUSES}
+        entries.append(IndexEntry(item, tuple(s.strip() for s in nb.split("/")), sec, groups,
+                                  tuple(g for g in groups if g in present), counts))
+    return entries
+
+
+def reviewer_index(check: pd.DataFrame, report_href: str = "data/derived/claims_report.html") -> str:
     """The README's reviewer index (markdown): one row per table and supplementary note, with the
-    notebook and section that show it, the command that recomputes it and its claim counts."""
-    out = ["| item | notebook | section | recompute | match / mismatch / not released |",
+    notebook and section that show it, the command that recomputes it and its claim counts, each
+    linking to its rows in the claims report (``report_href#anchor``)."""
+    out = ["| item | notebook | section | recompute | match / mismatch / not released (rows in the claims report) |",
            "|---|---|---|---|---|"]
-    for t, (nb, sec) in TABLE_INDEX.items():
-        out.append(f"| Table {t} | `{nb}` | {sec} | `python -m analysis claims --table \"Table {t}\"` | "
-                   f"{_counts(check, [f'Table {t}'])} |")
-    for n, (nb, sec, tables) in NOTE_INDEX.items():
-        if tables:
-            names = [x.strip('"') for x in tables.split('" "')]
-            cmd, cnt = f"`python -m analysis claims --table {tables}`", _counts(check, names)
-        else:
-            cmd, cnt = "`python -m analysis prompt --cell k12_LH_neutral_absent_zero --pair 0 --arm factual --order 0`", "—"
-        out.append(f"| SN {n} | `{nb}` | {sec} | {cmd} | {cnt} |")
-    out.append(f"| Main text | all | each notebook's main-text section | `python -m analysis claims --table Main` | "
-               f"{_counts(check, ['Main'])} |")
+    for e in index_entries(check):
+        notebooks = "all" if e.notebooks == ("all",) else " / ".join(f"`{nb}`" for nb in e.notebooks)
+        links = " · ".join(f"[{g}]({report_href}#{anchor(g)})" for g in e.report_groups)
+        counts = e.counts_text + (f": {links}" if links else "")
+        out.append(f"| {e.item} | {notebooks} | {e.section} | `{e.command}` | {counts} |")
     return "\n".join(out)
 
 

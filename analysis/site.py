@@ -140,31 +140,46 @@ def find_section(page: Page, section: str, item: str) -> str | None:
     return None
 
 
-def index_entries(pages: dict[str, Page]) -> list[dict]:
-    """Tables 1-28 and Supplementary Notes 1-18 with the notebook section that computes each."""
+def index_entries(pages: dict[str, Page], check=None, report_href: str | None = None) -> list[dict]:
+    """Tables 1-28 and Supplementary Notes 1-18 with the notebook section that computes each, their
+    match / mismatch / not-released counts (from ``check``, the claims check) and links to their rows
+    in the claims report (``report_href#anchor``, when the report is on the site)."""
+    import pandas as pd  # heavy, optional
+
+    if check is None:
+        check = pd.DataFrame(columns=["table", "status"])
     rows = []
-    items = [(f"Table {n}", nb, sec) for n, (nb, sec) in report.TABLE_INDEX.items()]
-    items += [(f"SN {n}", v[0], v[1]) for n, v in report.NOTE_INDEX.items()]
-    for item, nb, section in items:
+    for e in report.index_entries(check):
+        if e.item == "Main text":
+            continue
         links = []
-        for stem in [s.strip() for s in nb.split("/")]:
+        for stem in e.notebooks:
             page = pages.get(stem)
             if page is None:
                 continue
-            anchor = find_section(page, section, item)
+            anchor = find_section(page, e.section, e.item)
             links.append({"notebook": stem, "href": page.href + (f"#{anchor}" if anchor else ""),
-                          "section": section})
-        rows.append({"item": item, "links": links})
+                          "section": e.section})
+        report_links = ([{"group": g, "href": f"{report_href}#{report.anchor(g)}"} for g in e.report_groups]
+                        if report_href else [])
+        rows.append({"item": e.item, "links": links, "counts": e.counts if e.groups and len(check) else None,
+                     "report_links": report_links})
     return rows
 
 
-def claims_counts() -> dict[str, int] | None:
-    """Status counts of ``data/derived/claims_check.csv`` (``None`` when it is absent)."""
+def claims_check():
+    """``data/derived/claims_check.csv`` as text columns (``None`` when it is absent)."""
     import pandas as pd  # heavy, optional
 
     if not paths.CLAIMS_CHECK.is_file():
         return None
-    return pd.read_csv(paths.CLAIMS_CHECK, dtype=str)["status"].value_counts().to_dict()
+    return pd.read_csv(paths.CLAIMS_CHECK, dtype=str, keep_default_na=False)
+
+
+def claims_counts() -> dict[str, int] | None:
+    """Status counts of ``data/derived/claims_check.csv`` (``None`` when it is absent)."""
+    check = claims_check()
+    return None if check is None else check["status"].value_counts().to_dict()
 
 
 def build(out: Path, only: list[str] | None = None, source: Path = paths.NOTEBOOKS) -> list[Path]:
@@ -190,7 +205,7 @@ def build(out: Path, only: list[str] | None = None, source: Path = paths.NOTEBOO
     figures = sorted(p.name for p in paths.FIGURES.glob("*.png"))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
     page = env.get_template("site_index.html.j2").render(
-        pages=list(pages.values()), entries=index_entries(pages), report_href=report_href,
+        pages=list(pages.values()), entries=index_entries(pages, claims_check(), report_href), report_href=report_href,
         counts=claims_counts(), figures=figures)
     (out / "index.html").write_text(page, encoding="utf-8")
     return sorted(out.rglob("*.html"))

@@ -29,7 +29,7 @@
 import numpy as np
 import pandas as pd
 
-from analysis import cells, config, figures, notebook, population, products, registry
+from analysis import cells, claims, config, figures, notebook, population, products, registry, tables
 
 # %% tags=["parameters"]
 cell = "k12_LH_neutral_learned_zero"  # the headline cell
@@ -121,7 +121,7 @@ notebook.figure(fig, "the first proxy by hidden group")
 # ## Products
 
 # %%
-mc.to_csv(folders.derived / "manipulation_checks.csv", index=False, float_format="%.6f")
-pairs.to_csv(folders.derived / "pairs_k12_LH.csv", index=False, float_format="%.6f")
+tables.write_derived(mc, folders.derived / "manipulation_checks.csv")
+tables.write_derived(pairs, folders.derived / "pairs_k12_LH.csv")
 print("wrote", notebook.save_figure(fig, "fig_s_proxy_shift", folders), "and",
       folders.show(folders.derived), "manipulation_checks.csv, pairs_k12_LH.csv")

@@ -33,7 +33,7 @@ import json
 
 import pandas as pd
 
-from analysis import cells, data, notebook, prompts, records
+from analysis import cells, data, notebook, prompts, records, tables
 
 # %% tags=["parameters"]
 cell = "k12_LH_neutral_learned_zero"
@@ -112,5 +112,5 @@ notebook.long_table(hashes, "Released prompt hashes reproduced", digits=None)
 # ## Products
 
 # %%
-hashes.to_csv(folders.derived / "prompt_hashes.csv", index=False)
+tables.write_derived(hashes, folders.derived / "prompt_hashes.csv")
 print("wrote", folders.show(folders.derived / "prompt_hashes.csv"))

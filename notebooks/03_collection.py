@@ -37,7 +37,7 @@
 import pandas as pd
 
 from analysis import cells as cell_ids
-from analysis import collection, notebook
+from analysis import collection, notebook, tables
 
 # %% tags=["parameters"]
 provider = "replay"  # replay | anthropic | openai | simulated
@@ -171,8 +171,8 @@ print(f"{n_seeds} seeds: mean estimate {coverage['pse_pp'].mean():+.2f} pp (know
 
 # %%
 derived = folders.derived
-check.drop(columns=[c for c in ("records", "records_path", "metadata_path") if c in check]).to_csv(
-    derived / "collection_replay_check.csv", index=False)
-coverage.to_csv(derived / "collection_simulated_coverage.csv", index=False)
+tables.write_derived(check.drop(columns=[c for c in ("records", "records_path", "metadata_path") if c in check]),
+                     derived / "collection_replay_check.csv")
+tables.write_derived(coverage, derived / "collection_simulated_coverage.csv")
 print("wrote", folders.show(derived / "collection_replay_check.csv"), "and",
       folders.show(derived / "collection_simulated_coverage.csv"))

@@ -39,7 +39,7 @@ from pathlib import Path
 import pandas as pd
 from IPython.display import display
 
-from analysis import config, encoding, figures, notebook, products, prompts, references, registry, representation
+from analysis import config, encoding, figures, notebook, products, prompts, references, registry, representation, tables
 
 TEXT_COLUMNS = ["row", "column", "paper", "ours", "status"]  # the short text form that nbval checks
 
@@ -223,7 +223,7 @@ notebook.figure(fig, "Fig. 3A")
 # ## Products
 
 # %%
-t6.assign(model=model, examples="learned", rule="primary").to_csv(folders.derived / "representation_effects.csv",
-                                                                  index=False)
+tables.write_derived(t6.assign(model=model, examples="learned", rule="primary"),
+                     folders.derived / "representation_effects.csv")
 print("wrote", notebook.save_figure(fig, "fig3a_representation", folders), "and",
       folders.show(folders.derived / "representation_effects.csv"))

@@ -43,7 +43,7 @@ from pathlib import Path
 import pandas as pd
 from IPython.display import display
 
-from analysis import data, notebook, products, registry, uci
+from analysis import data, notebook, products, registry, tables, uci
 
 # %% tags=["parameters"]
 data_mirror = ""  # local mirror of the inputs; empty: the default, ../shared (analysis.paths.mirror_dir)
@@ -342,10 +342,10 @@ if paper_settings:
 
 # %%
 out = folders.derived
-flow.to_csv(out / "uci_cohort_flow.csv", index=False)
-res.table21.reset_index().to_csv(out / "uci_table21.csv", index=False)
-res.table22.reset_index().to_csv(out / "uci_table22.csv", index=False)
-effects.to_csv(out / "uci_effects.csv", index=False)
+tables.write_derived(flow, out / "uci_cohort_flow.csv")
+tables.write_derived(res.table21.reset_index(), out / "uci_table21.csv")
+tables.write_derived(res.table22.reset_index(), out / "uci_table22.csv")
+tables.write_derived(effects, out / "uci_effects.csv")
 assert res.table21["pairs"].gt(0).all() and not res.table21.isna().any().any()
 print("wrote", notebook.save_figure(fig, "fig3b_real_records", folders), "and in", folders.show(out) + ":",
       "uci_cohort_flow.csv, uci_table21.csv, uci_table22.csv, uci_effects.csv")

@@ -37,7 +37,7 @@
 import pandas as pd
 from IPython.display import display
 
-from analysis import data, figures, notebook, products, registry, supplement
+from analysis import data, figures, notebook, products, registry, supplement, tables
 
 pd.set_option("display.width", 200)
 pd.set_option("display.max_colwidth", 60)
@@ -246,13 +246,20 @@ render("T15.")
 # `expb_omission_neutral_cell.csv`, and the distribution-shift term from
 # `expb2_neutral_transport.csv`. As Supplementary Note 9 describes, each omission interval adds the
 # full-panel interval to the audit-side interval as independent, combining the two in quadrature on
-# each side. Three IW bounds differ by about 0.01 pp. The summaries store the full-panel effects
-# rounded (13.89, 5.64) beside unrounded intervals, and which of the two the authors combined is
-# not recoverable.
+# each side. The paper computed the table from the summaries as printed to 2 decimals (the authors'
+# scripts, spec R9), and so do we: every input is rounded to 2 decimals
+# (`config.TABLE18_SUMMARY_DECIMALS`) before the intervals are combined, which reproduces every
+# printed number. The second table combines the unrounded inputs instead: three importance-weighted
+# bounds then differ from the paper by 0.01 pp.
 
 # %%
 audit = supplement.audit_decomposition()
 audit.round(3)
+
+# %%
+unrounded = supplement.audit_decomposition(None)
+cols = ["row", "names", "iw_lo", "iw_hi"]
+audit[cols].merge(unrounded[cols], on=["row", "names"], suffixes=("", "_unrounded")).dropna().round(4)
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -385,8 +392,9 @@ products = {"table8": t8, "table10": t10, "table9": supplement.table9().reset_in
             "table20": supplement.table20().reset_index(), "table11": t11, "table12": t12, "table13": t13,
             "table14": t14, "table15": t15, "table18": audit, "regeneration": regen,
             "scaling": supplement.scaling_sensitivity(), "naming": naming}
+p_values = {"table8": ("p", "order_p"), "table10": ("interaction_p",)}  # genuinely tiny: not snapped to 0
 for name, df in products.items():
     assert len(df) and not df.empty, name
-    df.to_csv(out / f"supplement_{name}.csv", index=False, float_format="%.6g")
+    tables.write_derived(df, out / f"supplement_{name}.csv", keep_small=p_values.get(name, ()))
 print("wrote", notebook.save_figure(fig, "fig4a_naming", folders), "and in", folders.show(out) + ":",
       ", ".join(f"supplement_{name}.csv" for name in sorted(products)))

@@ -339,6 +339,7 @@ def test_site_renders_a_notebook_and_checks_its_links(tmp_path):
     index = (out / "index.html").read_text(encoding="utf-8")
     assert 'href="notebooks/04_references.html#Tracking-slopes-(Table-4,-Fig.-2)"' in index
     assert "SN 18" in index and "Table 28" in index
+    assert 'href="claims_report.html#table-4"' in index and 'href="claims_report.html#sn-18"' in index  # rows, counted
     assert site.check_links(out) == []
     (out / "broken.html").write_text('<a href="notebooks/04_references.html#nowhere">x</a><img src="gone.png">')
     problems = site.check_links(out)

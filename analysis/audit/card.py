@@ -19,6 +19,7 @@ from .. import collection as C
 from .. import config
 from ..jsonable import jsonable
 from ..calibration.cited import calibration_section
+from ..tables import portable_tree
 from ..validity import card as validity_card
 from .analyse import CONTRAST_SEED
 from .batteries import NAME_SETS, SMOKE_BATTERIES, Condition
@@ -274,7 +275,7 @@ def report_card(analysis: dict, conditions: list[Condition], *, battery: str, su
     if battery == "validity":  # construct validity, beyond the paper's protocol (analysis.validity)
         card |= validity_card.from_audit(rows)
     card["summary"] = summary_statements(card)
-    return jsonable(card)
+    return portable_tree(jsonable(card), keep_small=("p_value", "q_value"))  # the same bytes on every kernel
 
 
 def _pairs_arg(conditions: list[Condition]) -> int | None:

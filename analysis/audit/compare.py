@@ -27,6 +27,7 @@ from .. import config
 from ..judgments import VERDICTS
 from ..jsonable import jsonable
 from ..style import JUDGMENT_COLORS, MODEL_COLORS, apply_style
+from ..tables import portable_tree
 from .analyse import reference_models
 from .batteries import PAPER_MODELS, Condition, n_calls
 from .card import METHOD_NOTES, READING_GUIDE, REPORT_JSON
@@ -184,7 +185,7 @@ def comparison(cards: list[dict], *, reference_rows: bool = True, draws: int | N
         "reading_guide": READING_GUIDE,
         "method_notes": METHOD_NOTES,
     }
-    return jsonable(card)
+    return portable_tree(jsonable(card), keep_small=("p_value", "q_value"))  # the same bytes on every kernel
 
 
 # =============================================================================================

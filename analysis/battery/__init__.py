@@ -18,13 +18,13 @@ from __future__ import annotations
 from ..judgments import VERDICTS, verdict  # noqa: F401  (kept importable: the one judgment lives in judgments)
 from .cells import (GATE1_SUMMARY, LEVELS, MODEL_NAMES, MODELS, NAME_SETS, REPLICATION_SEEDS, all_cell_results,
                     battery_cells, cell_result, cell_table, dimension_table, dimension_table_cells,
-                    example_correlation_table, example_count_table, example_proxy_correlation,
+                    example_correlation_table, example_count_summary, example_count_table, example_proxy_correlation,
                     example_structure_table, excess_judgments, reference_cells, structure_cell, summary_row,
                     sweep_cell, sweep_pairs, sweep_references)
 from .claims import claim_values
 from .reliance import (COUPLING_SEED, DIMENSION_CELLS, FROZEN_POLICY_ORDER, INTERACTION_MODELS, INTERACTION_SEED,
                        PAIR_PERMUTATION_SEED, coupling_partial_correlation, dimension_interaction, frozen_policy_table,
-                       pair_level_covariation, stouffer_p)
+                       pair_level_covariation, permutation_p, stouffer_p)
 from .tracking import (learner_x, repeated_measurement, seed_replication_cells, seed_replication_contrasts,
                        seed_replication_fits, single_fit, sweep_matrix, sweep_points, tracking_table)
 

@@ -21,6 +21,7 @@ from ..judgments import judge
 from ..population import examples
 from ..records import NotReleased, load_records
 from ..references import cell_references
+from ..tables import portable
 
 MODELS = tuple(config.MODELS)  # the four models of the battery (Supplementary Note 15)
 MODEL_NAMES = {m: config.MODELS[m][0] for m in MODELS}
@@ -29,6 +30,8 @@ NAME_SETS = tuple(config.PROXY_NAMES)  # neutral, social (Supplementary Note 17)
 REPLICATION_SEEDS = (20001, 20002)  # Supplementary Note 2
 #: condition summaries of the Sonnet no-example cells (six of them lack per-call records)
 GATE1_SUMMARY = "data/summaries/gate_summaries/expK_gate1_summary.csv"
+#: the released summary of the example-count cells (Table 27): its intervals are the printed ones (spec R10)
+EXAMPLE_COUNT_SUMMARY = "data/summaries/dcal_sweep_summary.csv"
 
 
 def sweep_cell(names: str, level: str, seed: int | None = None) -> str:
@@ -157,15 +160,29 @@ def example_structure_table() -> pd.DataFrame:
 def example_proxy_correlation(cell) -> float:
     """Mean sample correlation between each displayed proxy and the example outcomes (Tables 27-28)."""
     ex = examples(cell)
-    return float(np.mean([np.corrcoef(ex.X[:, c], ex.Y)[0, 1] for c in range(ex.L, ex.L + ex.M)]))
+    r = float(np.mean([np.corrcoef(ex.X[:, c], ex.Y)[0, 1] for c in range(ex.L, ex.L + ex.M)]))
+    return portable(r)  # the zero-correlation sets give exactly 0 in exact arithmetic, ~1e-17 in floating point
+
+
+def example_count_summary() -> pd.DataFrame:
+    """The released summary of the example-count cells, indexed by ``n_examples``: the model's error
+    ``R_LLM``, the learner's ``R_Ideal``, ``PSE_pp`` and its interval ``p_lo, p_hi`` (pp)."""
+    return data.read_csv(EXAMPLE_COUNT_SUMMARY).rename(columns={"n_cal": "n_examples"}).set_index("n_examples")
 
 
 def example_count_table() -> pd.DataFrame:
-    """Table 27: 12, 20 or 80 examples, neutral names (k12 LH zero information)."""
+    """Table 27: 12, 20 or 80 examples, neutral names (k12 LH zero information).
+
+    ``pse_lo, pse_hi`` are ours (cell seed 2); ``summary_pse_lo, summary_pse_hi`` are the released
+    summary's interval, whose seed is not given: the paper prints those (spec R10, e.g. n = 12's
+    upper bound +13.6 where seed 2 gives 14.14).
+    """
+    summary = example_count_summary()
     rows = []
     for n in (12, 20, 80):
         cell = "k12_LH_neutral_learned_zero" + ("" if n == 80 else f"_n{n}")
-        rows.append({**cell_result("sonnet", cell), "n_examples": n, "proxy_outcome_r": example_proxy_correlation(cell)})
+        rows.append({**cell_result("sonnet", cell), "n_examples": n, "proxy_outcome_r": example_proxy_correlation(cell),
+                     "summary_pse_lo": float(summary.at[n, "p_lo"]), "summary_pse_hi": float(summary.at[n, "p_hi"])})
     return pd.DataFrame(rows)
 
 

@@ -150,10 +150,22 @@ def _pair_level() -> pd.DataFrame:
             gap = np.abs(pop.r[i] - pop.r[j])
             perm = np.array([np.corrcoef(err, apse[rng.permutation(len(apse))])[0, 1]
                              for _ in range(config.BOOTSTRAP_DRAWS)])
-            p = (1 + np.sum(np.abs(perm) >= abs(r))) / (1 + len(perm))
-            rows.append({"k": k, "examples_from": corner, "n_pairs": len(eff), "r": r, "p_perm": float(p),
+            p = permutation_p(r, perm)
+            rows.append({"k": k, "examples_from": corner, "n_pairs": len(eff), "r": r, "p_perm": p,
                          "r_given_gap": E.partial_correlation(err, apse, gap)})
     return pd.DataFrame(rows)
+
+
+def permutation_p(observed: float, permuted) -> float:
+    """Two-sided permutation p ``(1 + #{|r_perm| >= |r|}) / (B + 1)``; a permuted value equal to the
+    observed one in exact arithmetic (within ``config.PERMUTATION_TIE_RTOL``) counts as a tie, so
+    the kernel's last bits decide nothing.
+
+    >>> permutation_p(0.5, [0.5 - 1e-16, -0.5 + 1e-16, 0.2, 0.6])
+    0.8
+    """
+    extreme = np.abs(np.asarray(permuted, dtype=float)) >= abs(observed) * (1 - config.PERMUTATION_TIE_RTOL)
+    return float((1 + np.sum(extreme)) / (1 + extreme.size))
 
 
 def stouffer_p(p_values) -> float:

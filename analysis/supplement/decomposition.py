@@ -1,6 +1,10 @@
 """Audit-error decomposition (Table 18; Supplementary Note 9), summary-level.
 
-Computed from the released condition summaries only (no per-call records are released).
+Computed from the released condition summaries only (no per-call records are released). The paper
+computed Table 18 from the summaries as printed to 2 decimals (spec R9): every input read from them
+is rounded to ``config.TABLE18_SUMMARY_DECIMALS`` before the intervals are combined in quadrature,
+which reproduces all 24 printed numbers. ``summary_decimals=None`` combines the unrounded values
+(three importance-weighted bounds then differ from the paper by 0.01 pp).
 """
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import math
 
 import pandas as pd
 
-from .. import data
+from .. import config, data
 
 EXPB = "data/summaries/expB"
 
@@ -34,11 +38,18 @@ def combine_gap(full: float, full_lo: float, full_hi: float, gap: float, gap_lo:
     return g, lo, hi
 
 
-@functools.lru_cache(maxsize=1)
-def audit_decomposition() -> pd.DataFrame:
-    """Table 18 from the released condition summaries (summary-level; no per-call records)."""
+@functools.lru_cache(maxsize=2)
+def audit_decomposition(summary_decimals: int | None = config.TABLE18_SUMMARY_DECIMALS) -> pd.DataFrame:
+    """Table 18 from the released condition summaries (summary-level; no per-call records).
+
+    ``summary_decimals``: every value read from the summaries is first rounded to this many
+    decimals (in pp), as the paper did (spec R9); ``None`` keeps them unrounded.
+    """
+    def r(x: float) -> float:
+        return float(x) if summary_decimals is None else round(float(x), summary_decimals)
+
     cells = data.read_csv("data/summaries/acore/acore_LH_rule_absent_cells.csv").set_index("semantic")
-    full = {s: (100 * cells.at[s, "PSE"], 100 * cells.at[s, "CI_lo"], 100 * cells.at[s, "CI_hi"])
+    full = {s: (r(100 * cells.at[s, "PSE"]), r(100 * cells.at[s, "CI_lo"]), r(100 * cells.at[s, "CI_hi"]))
             for s in ("neutral", "social")}
     gaps = data.read_csv(f"{EXPB}/expb_omission_gaps.csv").set_index(["arm", "target_full"])
     pn = data.read_csv(f"{EXPB}/expb_omission_neutral_cell.csv").iloc[0]
@@ -52,19 +63,19 @@ def audit_decomposition() -> pd.DataFrame:
                      "iw_gap_pp": w[0], "iw_lo": w[1], "iw_hi": w[2], "iw_excludes_zero": w[1] > 0 or w[2] < 0})
 
     for names in ("neutral", "social"):
-        r = gaps.loc[("reduced", names)]
-        add("full_omission", names, (r["omission_gap_pp"], r["gap_ci_lo"], r["gap_ci_hi"]),
-            (r["iw_residual_pp"], r["iw_resid_ci_lo"], r["iw_resid_ci_hi"]))
+        g = gaps.loc[("reduced", names)]
+        add("full_omission", names, (r(g["omission_gap_pp"]), r(g["gap_ci_lo"]), r(g["gap_ci_hi"])),
+            (r(g["iw_residual_pp"]), r(g["iw_resid_ci_lo"]), r(g["iw_resid_ci_hi"])))
     # partial omission, neutral: audit arm PSE and its IW estimate (gap = audit - full)
-    fn = pn["full_neutral_pp_ref"]
+    fn = r(pn["full_neutral_pp_ref"])
     add("partial_omission", "neutral",
-        (pn["PSE_pp"] - fn, pn["PSE_CI_lo_pp"] - fn, pn["PSE_CI_hi_pp"] - fn),
-        (pn["IW_estimate_pp"] - fn, pn["IW_CI_lo_pp"] - fn, pn["IW_CI_hi_pp"] - fn))
-    r = gaps.loc[("partial_social", "social")]
-    add("partial_omission", "social", (r["omission_gap_pp"], r["gap_ci_lo"], r["gap_ci_hi"]),
-        (r["iw_residual_pp"], r["iw_resid_ci_lo"], r["iw_resid_ci_hi"]))
+        (r(pn["PSE_pp"]) - fn, r(pn["PSE_CI_lo_pp"]) - fn, r(pn["PSE_CI_hi_pp"]) - fn),
+        (r(pn["IW_estimate_pp"]) - fn, r(pn["IW_CI_lo_pp"]) - fn, r(pn["IW_CI_hi_pp"]) - fn))
+    g = gaps.loc[("partial_social", "social")]
+    add("partial_omission", "social", (r(g["omission_gap_pp"]), r(g["gap_ci_lo"]), r(g["gap_ci_hi"])),
+        (r(g["iw_residual_pp"]), r(g["iw_resid_ci_lo"]), r(g["iw_resid_ci_hi"])))
     # distribution shift: covariance identity with its pair-bootstrap interval (no full-panel term)
-    t = _metric_table(f"{EXPB}/expb2_neutral_transport.csv")
+    t = _metric_table(f"{EXPB}/expb2_neutral_transport.csv").map(r)
     rows.append({"row": "distribution_shift", "names": "neutral", "gap_pp": -t["cov_Q_w_tau_pp"],
                  "gap_lo": -t["cov_ci_hi"], "gap_hi": -t["cov_ci_lo"], "iw_gap_pp": t["IW_residual_gap_pp"],
                  "iw_lo": t["IW_residual_ci_lo"], "iw_hi": t["IW_residual_ci_hi"],
@@ -73,4 +84,5 @@ def audit_decomposition() -> pd.DataFrame:
                  "gap_pp": full["neutral"][0] - full["social"][0]})
     out = pd.DataFrame(rows)
     out.attrs["full_panel"] = full
+    out.attrs["summary_decimals"] = summary_decimals
     return out

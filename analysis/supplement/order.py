@@ -14,6 +14,7 @@ from .. import config, data
 from ..cells import parse_cell
 from ..estimators import boot_ci, pair_pse, percentile_ci, valid
 from ..records import load_records, released_cells
+from ..tables import portable_frame
 
 #: UNRESOLVED in the spec (§9.7): seeds of the order-consistent intervals. Decision: one fresh
 #: ``default_rng(0)`` per cell or fit and 2,000 resamples (the count printed for Table 13), for
@@ -123,7 +124,8 @@ def table9(cells: pd.DataFrame | None = None, require_both_orders: bool = True) 
                                n_consistent_median=("n_consistent" + tag, "median"),
                                d_lpm_max=("d_lpm", "max"), sign_changes=("sign_change", "sum"),
                                n_cells=("cell", "size"))
-    return t.reindex(TABLE9_MODELS)
+    # max |LPM - full| is exactly 0 where the LPM is saturated: float noise (~1e-14) written as 0 (config.ZERO_SNAP)
+    return portable_frame(t.reindex(TABLE9_MODELS))
 
 
 def table20(cells: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -213,4 +215,5 @@ def table13(draws: int = ORDER_CI_DRAWS, seed: int = ORDER_CI_SEED) -> pd.DataFr
             rows.append({"model": m, "names": names, "full_slope": full,
                          "joint_slope": float(np.polyfit(x, Y.mean(axis=1), 1)[0]), "lo": lo, "hi": hi,
                          "n_joint": len(joint), "grid_step": float(np.max(np.abs(xc)) / (xc @ xc) * 100 / len(joint))})
-    return pd.DataFrame(rows)
+    # a slope of equal level means is exactly 0: float noise (~1e-16) written as 0 (config.ZERO_SNAP)
+    return portable_frame(pd.DataFrame(rows))
