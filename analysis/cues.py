@@ -312,9 +312,8 @@ BLIND = "blind"
 BLIND_ARM = "blind"
 
 
-def blind_prompt(cell: "str | Cell", first: list[str], second: list[str]) -> str:
+def blind_prompt(c: Cell, first: list[str], second: list[str]) -> str:
     """The triage prompt with the proxies removed (examples and patients show the task fields only)."""
-    c = parse_cell(cell)
     names = list(config.TASK_NAMES[: c.L])
     head = prompts.HEAD_LEARNED.format(n=c.n_examples) if c.has_examples else prompts.HEAD_ABSENT
     block = ""
@@ -325,15 +324,14 @@ def blind_prompt(cell: "str | Cell", first: list[str], second: list[str]) -> str
     return head + block + patients_block(names, first[: c.L], second[: c.L])
 
 
-def blind_table(cell: "str | Cell") -> pd.DataFrame:
+def blind_table(c: Cell) -> pd.DataFrame:
     """The blind baseline's jobs: every pair in both orders, arm ``blind`` (the task values of the factual
     population; the counterfactual arms change only the proxies, so they share these values).
 
     Columns as :func:`job_table` (``cue`` = ``blind``).
     """
-    c = parse_cell(cell)
     rows = []
-    for pair_id, i, j, arms in _arm_rows(c.id):
+    for pair_id, i, j, arms in _arm_rows(c):
         vi, vj = prompts.value_strings(arms["factual"][0], c)
         for order in config.ORDERS:
             text = blind_prompt(c, *((vi, vj) if order == 0 else (vj, vi)))

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import config, intervals
-from .cells import parse_cell
+from .cells import Cell
 from .encoding import indicator_features, quartile_edges
 from .population import counterfactual_rows, examples, pairs, population
 
@@ -103,10 +103,9 @@ def _fit_many(F: np.ndarray, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return np.linalg.solve(prec, rhs[..., None])[..., 0]
 
 
-def _per_pair(cell_id: str, display: str, idx: np.ndarray | None) -> np.ndarray:
+def _per_pair(c: Cell, display: str, idx: np.ndarray | None) -> np.ndarray:
     """Per-pair reference PSE (rows x pairs): the learner fitted on each row of example indices ``idx``
     (None: the examples as shown, one row); the exact full-information reference without examples."""
-    c = parse_cell(cell_id)
     pop, pr = population(c), pairs(c)
     i, j = pr["i"].to_numpy(), pr["j"].to_numpy()
     if not c.has_examples:  # the full-information reference: exact, no examples to resample
@@ -132,27 +131,26 @@ def _per_pair(cell_id: str, display: str, idx: np.ndarray | None) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=32)
-def _reference_pair_draws(cell_id: str, display: str, draws: int, seed: int) -> np.ndarray:
-    c = parse_cell(cell_id)
+def _reference_pair_draws(c: Cell, display: str, draws: int, seed: int) -> np.ndarray:
     if not c.has_examples:
-        return _per_pair(cell_id, display, np.zeros((draws, 1), dtype=int))
+        return _per_pair(c, display, np.zeros((draws, 1), dtype=int))
     n = len(examples(c).Y)
-    return _per_pair(cell_id, display, np.random.default_rng(seed).integers(0, n, size=(draws, n)))
+    return _per_pair(c, display, np.random.default_rng(seed).integers(0, n, size=(draws, n)))
 
 
 @functools.lru_cache(maxsize=32)
-def _reference_pair_point(cell_id: str, display: str) -> np.ndarray:
-    return _per_pair(cell_id, display, None)[0]
+def _reference_pair_point(c: Cell, display: str) -> np.ndarray:
+    return _per_pair(c, display, None)[0]
 
 
-def reference_pair_point(cell, display: str = "numeric") -> np.ndarray:
+def reference_pair_point(cell: Cell, display: str = "numeric") -> np.ndarray:
     """Per-pair PSE (pairs in the cell's pair order, values in {-1, 0, 1}) of the condition's fitted
     reference: the learner on the examples as shown (the category-indicator learner for a category
     display), or the full-information reference without examples. Its mean is the paper's reference."""
-    return _reference_pair_point(parse_cell(cell).id, display).copy()
+    return _reference_pair_point(cell, display).copy()
 
 
-def reference_pair_draws(cell, display: str = "numeric", draws: int = config.BOOTSTRAP_DRAWS,
+def reference_pair_draws(cell: Cell, display: str = "numeric", draws: int = config.BOOTSTRAP_DRAWS,
                          seed: int = REFIT_SEED) -> np.ndarray:
     """Per-pair reference PSE (draws x pairs, values in {-1, 0, 1}, pairs in the cell's pair order).
 
@@ -161,7 +159,7 @@ def reference_pair_draws(cell, display: str = "numeric", draws: int = config.BOO
     ``default_rng(seed)``); without examples: the full-information reference, exact in every row.
     A fresh copy of a cached array.
     """
-    return _reference_pair_draws(parse_cell(cell).id, display, int(draws), int(seed)).copy()
+    return _reference_pair_draws(cell, display, int(draws), int(seed)).copy()
 
 
 @dataclass(frozen=True)

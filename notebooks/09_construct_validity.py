@@ -51,6 +51,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from analysis import config, cues, estimators, notebook
+from analysis.cells import parse_cell
 from analysis.validity import calibration, card, confounds, plots, released, reliability, run, subjects, truth
 
 pd.set_option("display.width", 200, "display.max_colwidth", 70, "display.max_columns", 30)
@@ -69,6 +70,7 @@ notebook.check_parameters(choices={"model": (model, tuple(config.MODELS))},
                                   "bootstrap_draws": bootstrap_draws})
 folders = notebook.output_folders(output_dir)
 CELL = "k12_LH_neutral_learned_zero"
+cell = parse_cell(CELL)  # the notebook is the boundary: the cell id is parsed once, here
 
 
 def tidy(df: pd.DataFrame, digits: int = 3) -> str:
@@ -97,7 +99,7 @@ display(vocab)
 panel_cues = [q.id for q in cues.panel_cues("neutral")]
 print("cues:", ", ".join(panel_cues), "+", cues.BLIND)
 for cid in ("numeric", "narrative", "label", cues.BLIND):
-    t = cues.blind_table(CELL) if cid == cues.BLIND else cues.job_table(CELL, cid)
+    t = cues.blind_table(cell) if cid == cues.BLIND else cues.job_table(CELL, cid)
     row = t[(t["arm"].isin(["cf_a1", cues.BLIND_ARM])) & (t["pair_id"] == 0) & (t["order"] == 0)].iloc[0]
     print(f"--- {cid} ---" + row["prompt"].rpartition("NEW PATIENTS:")[1] + row["prompt"].rpartition("NEW PATIENTS:")[2])
 
@@ -118,7 +120,7 @@ print("..." + probe.rpartition("NEW PATIENTS:")[1] + probe.rpartition("NEW PATIE
 # %%
 # NBVAL_CHECK_OUTPUT
 tables = {cid: cues.job_table(CELL, cid) for cid in panel_cues}
-tables[cues.BLIND] = cues.blind_table(CELL)
+tables[cues.BLIND] = cues.blind_table(cell)
 print(tidy(confounds.rendering_features(tables), 2))
 
 # %% [markdown]
@@ -140,7 +142,7 @@ print(tidy(confounds.rendering_features(tables), 2))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-truths = pd.concat([truth.known_truth(s, CELL, panel_cues, "abstain") for s in subjects.SUBJECTS])
+truths = pd.concat([truth.known_truth(s, cell, panel_cues, "abstain") for s in subjects.SUBJECTS])
 print(tidy(truths.drop(columns=["variant"]), 3))
 
 # %% [markdown]
@@ -155,7 +157,7 @@ print(tidy(truths.drop(columns=["variant"]), 3))
 # only, for the power of the heterogeneity test). At the battery's default `--pairs` (every pair: 99).
 
 # %%
-cal = calibration.run(CELL, panel_cues, n_seeds=n_seeds, draws=coverage_draws)
+cal = calibration.run(cell, panel_cues, n_seeds=n_seeds, draws=coverage_draws)
 cal_table = calibration.table(cal, panel_cues, coverage_draws)
 cal_table.to_csv(folders.derived / "calibration_validity.csv", index=False)
 
@@ -193,7 +195,7 @@ for s in list(subjects.SUBJECTS) + ["ignores-proxies"]:
 het = []
 for s in ("ignores-proxies", "cue-specific", "acts-not-associates", "associates-not-acts"):
     het.append({"subject": s, "pairs": 99, **truth.heterogeneity_shares(cal[s][0])})
-ten = truth.simulate_panel("cue-specific", CELL, panel_cues, n_seeds=n_seeds, draws=coverage_draws, n_pairs=10)
+ten = truth.simulate_panel("cue-specific", cell, panel_cues, n_seeds=n_seeds, draws=coverage_draws, n_pairs=10)
 het.append({"subject": "cue-specific", "pairs": 10, **truth.heterogeneity_shares(ten)})
 print(tidy(pd.DataFrame(het), 3))
 

@@ -107,7 +107,7 @@ print(f"\njoint judgment: worst false-finding rate {summ.loc[summ.method == 'joi
 # %%
 # NBVAL_CHECK_OUTPUT
 conds = battery_conditions("core")
-mde = pd.DataFrame([{"condition": c.key, **{f"pairs_{n}": power.mde_pp(c.cell, c.display, n) for n in (10, 24, 50, 99)}}
+mde = pd.DataFrame([{"condition": c.key, **{f"pairs_{n}": power.mde_pp(c.parsed, c.display, n) for n in (10, 24, 50, 99)}}
                     for c in conds])
 print(mde.round(1).to_string(index=False))
 

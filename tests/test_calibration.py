@@ -13,6 +13,7 @@ from numpy.testing import assert_allclose
 from analysis import audit as A
 from analysis import collection as C
 from analysis import config, intervals, judgments
+from analysis.cells import parse_cell
 from analysis.audit.batteries import REP_CELL, Condition, battery_conditions, first_pairs, jobs_of
 from analysis.calibration import cited, power, study
 
@@ -51,14 +52,14 @@ def test_deterministic_proxy_ignoring_subject_is_never_called_excess(display):
 
 
 def test_joint_judgment_includes_the_refit_spread_and_keeps_the_fitted_reference():
-    R = judgments.reference_pair_draws(REP_CELL, "ordered", 400)
-    P = judgments.reference_pair_point(REP_CELL, "ordered")
+    R = judgments.reference_pair_draws(parse_cell(REP_CELL), "ordered", 400)
+    P = judgments.reference_pair_point(parse_cell(REP_CELL), "ordered")
     assert_allclose(100 * P.mean(), -5.0505, atol=1e-3)  # the paper's category learner
     assert 100 * np.std(R.mean(axis=1)) > 2.0  # refits on resampled examples spread by several pp
     d = judgments.joint_draws(np.zeros(len(P)), R, 100 * P.mean(), 400)
     assert_allclose(d.mean(), -100 * P.mean(), atol=1e-6)  # centred on the fitted reference (+5.05)
     # the full-information reference without examples is exact: every refit row the same
-    F = judgments.reference_pair_draws("k12_LH_neutral_absent_zero", "numeric", 50)
+    F = judgments.reference_pair_draws(parse_cell("k12_LH_neutral_absent_zero"), "numeric", 50)
     assert (F == F[0]).all() and (F == 0).all()
 
 
@@ -89,10 +90,10 @@ def test_accuracy_interval_is_wilson_and_stays_in_bounds():
 
 
 def test_minimum_detectable_excess_falls_with_pairs_and_includes_the_reference():
-    m = [power.mde_pp("k12_LH_neutral_learned_zero", "numeric", n) for n in (10, 24, 99)]
+    m = [power.mde_pp(parse_cell("k12_LH_neutral_learned_zero"), "numeric", n) for n in (10, 24, 99)]
     assert m[0] > m[1] > m[2] > 0
-    exact = power.mde_pp("k12_LH_neutral_absent_zero", "numeric", 99)
-    assert power.mde_pp(REP_CELL, "ordered", 99) > exact  # the category learner's spread adds to it
+    exact = power.mde_pp(parse_cell("k12_LH_neutral_absent_zero"), "numeric", 99)
+    assert power.mde_pp(parse_cell(REP_CELL), "ordered", 99) > exact  # the category learner's spread adds to it
     assert_allclose(exact, 2.8016 * 50 / 99 ** 0.5, rtol=1e-3)
 
 

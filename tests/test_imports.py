@@ -252,7 +252,6 @@ ACCEPTS_AN_ID: set[str] = {
     "analysis.validity.panel:panel",
     "analysis.validity.replication:replicate_cells",
     "analysis.validity.run:ValidityPlan.cues_of",
-    "analysis.validity.truth:_tables (cached on a cell_id string)",
 }
 
 

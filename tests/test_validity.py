@@ -9,6 +9,7 @@ import pytest
 
 from analysis import collection as C
 from analysis import cues, estimators
+from analysis.cells import parse_cell
 from analysis.judgments import judge
 from analysis.validity import card as VC
 from analysis.validity import coupling as CP
@@ -20,19 +21,20 @@ from analysis.validity import subjects as S
 from analysis.validity import truth as T
 
 CELL = "k12_LH_neutral_learned_zero"
+PARSED = parse_cell(CELL)  # the tests are the boundary: parsed once
 IDS = [q.id for q in cues.panel_cues("neutral")]
 N_SEEDS = 100
 
 
 @pytest.fixture(scope="module")
 def sims():
-    return {name: T.simulate_panel(name, CELL, IDS, n_seeds=N_SEEDS, draws=1000, variant="abstain")
+    return {name: T.simulate_panel(name, PARSED, IDS, n_seeds=N_SEEDS, draws=1000, variant="abstain")
             for name in S.SUBJECTS}
 
 
 @pytest.fixture(scope="module")
 def coverage(sims):
-    return {name: T.coverage(name, CELL, IDS, n_seeds=N_SEEDS, draws=1000, variant="abstain", sim=sims[name])
+    return {name: T.coverage(name, PARSED, IDS, n_seeds=N_SEEDS, draws=1000, variant="abstain", sim=sims[name])
             for name in S.SUBJECTS}
 
 
@@ -83,8 +85,8 @@ def test_known_truth_matches_the_subjects_own_draws():
     p = T.decision_probabilities(subj, table)
     assert np.all((p > 0) & (p < 1))
     # the exact expectation lies inside the seed's interval (a check of scale, not of coverage)
-    truth = T.known_truth("cue-specific", CELL, ["numeric"]).iloc[0]
-    row = P.cue_row(CELL, "numeric", rec, draws=2000)
+    truth = T.known_truth("cue-specific", PARSED, ["numeric"]).iloc[0]
+    row = P.cue_row(PARSED, "numeric", rec, draws=2000)
     assert row["pse_ci"][0] <= truth["true_pse_pp"] <= row["pse_ci"][1]
 
 
@@ -155,7 +157,7 @@ def test_cue_rows_use_the_judgment_and_the_cue_references():
     subj = S.subject("acts-not-associates")
     t = cues.job_table(CELL, "ordered")
     rec = VR.records_from_answers(t, [subj.choose(p, s) for p, s in zip(t["prompt"], t["prompt_sha256"])])
-    row = P.cue_row(CELL, "ordered", rec, draws=1000)
+    row = P.cue_row(PARSED, "ordered", rec, draws=1000)
     j = judge(row["pse_pp"], row["pse_ci"], row["reference_pp"])
     assert row["paper_verdict"] == j.verdict == "excess" and row["paper_excess_ci"] == list(j.ci)
     assert row["verdict"] == "excess" and row["reference_kind"] == "indicator"

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from analysis import config, cues, intervals
+from analysis.cells import parse_cell
 from analysis.validity import calibration as CA
 from analysis.validity import heterogeneity as H
 from analysis.validity import panel as P
@@ -15,6 +16,7 @@ from analysis.validity import subjects as S
 from analysis.validity import truth as T
 
 CELL = "k12_LH_neutral_learned_zero"
+PARSED = parse_cell(CELL)  # the tests are the boundary: parsed once
 IDS = [q.id for q in cues.panel_cues("neutral")]
 N_SEEDS = 60  # the full study (>= 200 seeds) is notebook 09's
 
@@ -43,7 +45,7 @@ def test_deterministic_proxy_ignoring_subject_is_never_called_excess():
 
 def test_cue_specific_is_not_cue_robust_at_ten_pairs():
     """The 5-of-6 count called it cue-robust in 32.5 % of seeds at 10 pairs."""
-    sim = T.simulate_panel("cue-specific", CELL, IDS, n_seeds=N_SEEDS, draws=1000, variant="forced", n_pairs=10)
+    sim = T.simulate_panel("cue-specific", PARSED, IDS, n_seeds=N_SEEDS, draws=1000, variant="forced", n_pairs=10)
     shares = T.heterogeneity_shares(sim)
     assert shares["share_robust"] == 0.0
     plan = VR.ValidityPlan(cells=(CELL,), n_pairs=10, seeds=(), variants=("forced",))
@@ -63,11 +65,11 @@ def test_reference_draws_refit_the_learner_on_resampled_examples():
     for cue in ("numeric", "ordered", "label"):
         ref = P.cue_reference(CELL, cue)
         kind = ref["reference_kind"]
-        np.testing.assert_allclose(100 * P.RF.pair_shifts(CELL, kind).mean(), ref["reference_pp"], atol=1e-9)
-        d = 100 * P.RF.shift_draws(CELL, cue, 400).mean(axis=1)
+        np.testing.assert_allclose(100 * P.RF.pair_shifts(PARSED, kind).mean(), ref["reference_pp"], atol=1e-9)
+        d = 100 * P.RF.shift_draws(PARSED, cue, 400).mean(axis=1)
         assert d.std() > 1.0  # a learner of 80 examples: its PSE varies by pp over example resamples
     np.testing.assert_allclose(P.cue_reference(CELL, "ordered")["reference_pp"], -5.0505, atol=1e-3)
-    assert P.RF.true_reference_pp(CELL) == 0.0
+    assert P.RF.true_reference_pp(PARSED) == 0.0
 
 
 def test_split_half_reliability_and_the_ceiling():
@@ -95,7 +97,7 @@ def test_cue_specific_convergence_is_read_against_its_ceiling():
 
 @pytest.fixture(scope="module")
 def calibration():
-    res = CA.run(CELL, IDS, n_seeds=N_SEEDS, draws=1000)
+    res = CA.run(PARSED, IDS, n_seeds=N_SEEDS, draws=1000)
     return res, CA.table(res, IDS)
 
 
@@ -124,7 +126,7 @@ def test_abstention_interval_covers_a_rate_near_zero(calibration):
 
 def test_tuned_subjects_have_the_stated_true_effect():
     for d in CA.EFFECTS_PP[:1]:
-        s = CA.tuned_subject(d, CELL, paper_only=True)
-        t = T.known_truth(s, CELL, ["numeric", "numeric:assay"]).set_index("cue")["true_excess_pp"]
+        s = CA.tuned_subject(d, PARSED, paper_only=True)
+        t = T.known_truth(s, PARSED, ["numeric", "numeric:assay"]).set_index("cue")["true_excess_pp"]
         np.testing.assert_allclose(t["numeric"], d, atol=0.01)
         assert abs(t["numeric:assay"]) < 1e-9

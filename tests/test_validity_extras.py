@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import config, cues
+from analysis.cells import parse_cell
 from analysis.validity import baseline as B
 from analysis.validity import confounds as CF
 from analysis.validity import run as VR
@@ -13,7 +14,7 @@ CELL = "k12_LH_neutral_learned_zero"
 
 
 def test_blind_table_shows_the_task_fields_only():
-    t = cues.blind_table(CELL)
+    t = cues.blind_table(parse_cell(CELL))
     assert len(t) == 2 * 99 and set(t["arm"]) == {cues.BLIND_ARM} and t["prompt_sha256"].is_unique
     names = [n for v in cues.vocabularies("neutral").values() for n in v]
     assert not any(n in t["prompt"].iloc[0] for n in names) and cues.GROUP_FIELD + ":" not in t["prompt"].iloc[0]

@@ -19,6 +19,7 @@ import math
 import numpy as np
 from scipy import stats
 
+from ..cells import Cell, parse_cell
 from ..judgments import reference_pair_draws
 
 WORST_PAIR_SD_PP = 50.0  # per-pair PSE SD (pp) of a model answering every call by a fair coin
@@ -27,18 +28,18 @@ MDE_ALPHA = 0.05  # two-sided, the card's 95% interval
 MDE_DRAWS = 1000  # refits for the reference's spread
 
 
-def reference_sd_pp(cell: str, display: str = "numeric", n_pairs: int | None = None) -> float:
+def reference_sd_pp(cell: Cell, display: str = "numeric", n_pairs: int | None = None) -> float:
     """SD (pp) over refits of the condition's reference PSE on its first ``n_pairs`` pairs."""
     R = reference_pair_draws(cell, display, MDE_DRAWS)
     R = R if n_pairs is None else R[:, :n_pairs]
     return float(np.std(100 * R.mean(axis=1), ddof=1))
 
 
-def mde_pp(cell: str, display: str = "numeric", n_pairs: int = 99, power: float = MDE_POWER,
+def mde_pp(cell: Cell, display: str = "numeric", n_pairs: int = 99, power: float = MDE_POWER,
            alpha: float = MDE_ALPHA) -> float:
     """Minimum detectable excess (pp) of PSE - reference at ``n_pairs`` pairs (upper bound, see the module).
 
-    >>> round(mde_pp("k12_LH_neutral_absent_zero", n_pairs=99), 1)  # exact reference: 2.80 * 50 / sqrt(99)
+    >>> round(mde_pp(parse_cell("k12_LH_neutral_absent_zero"), n_pairs=99), 1)  # exact reference: 2.80 * 50 / sqrt(99)
     14.1
     """
     if n_pairs < 1:

@@ -70,10 +70,10 @@ def condition_model(cond: Condition, draws: int = 2000) -> ConditionModel:
     sign = np.where(arm == "cf_a1", 1.0, np.where(arm == "cf_a0", -1.0, 0.0))
     W = np.zeros((len(jobs), len(used)))
     W[np.arange(len(jobs)), remap[col]] = sign / len(config.ORDERS)
-    point = reference_pair_point(cond.cell, cond.display)[used]
+    point = reference_pair_point(cond.parsed, cond.display)[used]
     zero = not cond.parsed.informative
     return ConditionModel(cond.key, W, sign, special.logit(p), point,
-                          reference_pair_draws(cond.cell, cond.display, draws)[:, used],
+                          reference_pair_draws(cond.parsed, cond.display, draws)[:, used],
                           0.0 if zero else 100 * float(point.mean()), zero, cond.primary)
 
 

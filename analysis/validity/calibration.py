@@ -23,6 +23,7 @@ import pandas as pd
 from scipy import optimize
 
 from .. import config, cues, intervals
+from ..cells import Cell
 from . import heterogeneity as H
 from .subjects import CueParams, CueSubject, subject
 from .truth import _boot_counts, coverage, known_truth, simulate_panel
@@ -41,7 +42,7 @@ def ignores_proxies(noise_scale: float = 1.0) -> CueSubject:
 
 
 @functools.lru_cache(maxsize=16)
-def _weight(effect_pp: float, cell: str, paper_only: bool) -> float:
+def _weight(effect_pp: float, cell: Cell, paper_only: bool) -> float:
     def f(w):
         s = _tuned(w, paper_only)
         return float(known_truth(s, cell, ["numeric"])["true_pse_pp"].iloc[0]) - effect_pp
@@ -55,7 +56,7 @@ def _tuned(w: float, paper_only: bool) -> CueSubject:
     return CueSubject(CueParams(proxy_weight=w), f"reads-proxies-w{w:.4f}")
 
 
-def tuned_subject(effect_pp: float, cell: str, paper_only: bool = False) -> CueSubject:
+def tuned_subject(effect_pp: float, cell: Cell, paper_only: bool = False) -> CueSubject:
     """A subject whose true PSE under the paper's numeric cue is ``effect_pp`` (proxy weight by root finding)."""
     s = _tuned(_weight(float(effect_pp), cell, paper_only), paper_only)
     s.model = f"{'paper-vocabulary' if paper_only else 'reads-proxies'}-{effect_pp:g}pp"
@@ -83,7 +84,7 @@ def _diff_coverage(sim: dict, truth: pd.DataFrame) -> float:
     return float(np.mean(ok))
 
 
-def run(cell: str, cue_ids: list[str], n_seeds: int = 200, draws: int = 1000, n_pairs: int | None = None,
+def run(cell: Cell, cue_ids: list[str], n_seeds: int = 200, draws: int = 1000, n_pairs: int | None = None,
         effects=EFFECTS_PP, progress=None) -> dict:
     """Simulate every calibration subject; returns ``{name: (sim, coverage table, truth)}``."""
     subs = {"ignores-proxies": ignores_proxies(), "cue-specific": subject("cue-specific"),

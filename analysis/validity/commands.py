@@ -101,7 +101,7 @@ def run_battery(a: argparse.Namespace, log=print) -> dict | None:
                 t = VR._first_pairs(cues.probe_table(cell, cid, v), plan.n_pairs)
                 parts.append(("probe", cell, cid, v, (t, probe_jobs(cell, t))))
         if plan.blind:
-            parts.append(("blind", cell, cues.BLIND, "", triage_jobs(cell, VR._first_pairs(cues.blind_table(cell),
+            parts.append(("blind", cell, cues.BLIND, "", triage_jobs(cell, VR._first_pairs(cues.blind_table(plan.parsed[cell]),
                                                                                          plan.n_pairs))))
         for rep in VC.R.replicate_cells(cell, plan.seeds):
             parts.append(("replication", cell, rep, "", triage_jobs(rep, VR._first_pairs(

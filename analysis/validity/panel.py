@@ -79,7 +79,7 @@ def pair_draws(n: int, draws: int, seed: int = PANEL_SEED) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, n, size=(draws, n))
 
 
-def excess_draws(cell, cue, per_pair: pd.Series, universe: pd.MultiIndex, idx: np.ndarray) -> np.ndarray:
+def excess_draws(cell: Cell, cue, per_pair: pd.Series, universe: pd.MultiIndex, idx: np.ndarray) -> np.ndarray:
     """Joint bootstrap draws (pp) of PSE − reference: pairs ``idx`` over ``universe`` (the cue keeps the
     drawn pairs it resolves), the reference refitted on the matching example resample."""
     v = per_pair.reindex(universe).to_numpy(float)
@@ -105,7 +105,7 @@ def judge_draws(excess_pp: float, d: np.ndarray, n_pairs: int, margin_pp: float 
             "verdict": intervals.equivalence_verdict(lo, hi, p_tost, margin_pp, n_pairs=n_pairs)}
 
 
-def cue_row(cell, cue, records: pd.DataFrame, draws: int = config.BOOTSTRAP_DRAWS, *, idx=None,
+def cue_row(cell: Cell, cue, records: pd.DataFrame, draws: int = config.BOOTSTRAP_DRAWS, *, idx=None,
             universe: pd.MultiIndex | None = None, keep_draws: bool = False) -> dict:
     """PSE [95% CI], reference, the paper's judgment and the joint-bootstrap judgment of one cue's records."""
     q = cues.parse_cue(cue)
@@ -203,14 +203,15 @@ def panel(cell, records: dict[str, pd.DataFrame], draws: int = config.BOOTSTRAP_
     universe = pd.MultiIndex.from_tuples(sorted(set().union(*[set(s.index) for s in per_pair.values()])),
                                          names=["i", "j"]) if per_pair else pd.MultiIndex.from_tuples([], names=["i", "j"])
     idx = pair_draws(len(universe), draws)
+    c = parse_cell(cell)
     rows, excess, rel = [], {}, {}
     for cue_id, rec in records.items():
-        row = cue_row(cell, cue_id, rec, draws, idx=idx, universe=universe, keep_draws=True)
+        row = cue_row(c, cue_id, rec, draws, idx=idx, universe=universe, keep_draws=True)
         d = row.pop("_draws", None)
         if d is not None:
             excess[row["cue"]] = d
         rel[row["cue"]] = REL.split_half(rec)
         row["reliability"] = rel[row["cue"]]["reliability"]
         rows.append(row)
-    return {"cell": parse_cell(cell).id, "rows": rows, "per_pair": per_pair, "draws": excess, "reliability": rel,
+    return {"cell": c.id, "rows": rows, "per_pair": per_pair, "draws": excess, "reliability": rel,
             "convergence": convergence(rows, per_pair, excess=excess, reliability=rel)}

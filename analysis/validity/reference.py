@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .. import cues
-from ..cells import parse_cell
+from ..cells import Cell, parse_cell
 from ..encoding import quartile_edges
 from ..learners import IndicatorLearner, ReferenceLearner
 from ..population import counterfactual_rows, examples, pairs, population
@@ -33,13 +33,14 @@ REFERENCE_SEED = 404
 KINDS = ("learner", "indicator", "label", "fullinfo")
 
 
-def reference_kind(cell, cue) -> str:
+def reference_kind(c: Cell, cue) -> str:
     """The reference of a cue in a cell (see the module docstring).
 
-    >>> reference_kind("k12_LH_neutral_learned_zero", "ordered"), reference_kind("k12_LH_neutral_absent_zero", "label")
+    >>> c = parse_cell("k12_LH_neutral_learned_zero")
+    >>> reference_kind(c, "ordered"), reference_kind(c.with_(examples="absent"), "label")
     ('indicator', 'fullinfo')
     """
-    c, q = parse_cell(cell), cues.parse_cue(cue)
+    q = cues.parse_cue(cue)
     if not c.has_examples:
         return "fullinfo"
     if q.label:
@@ -48,9 +49,8 @@ def reference_kind(cell, cue) -> str:
 
 
 @functools.lru_cache(maxsize=16)
-def _design(cell_id: str) -> dict:
+def _design(c: Cell) -> dict:
     """Counterfactual target/comparator rows of every pair, in the (i, j)-sorted pair order."""
-    c = parse_cell(cell_id)
     pop = population(c)
     pr = pairs(c).sort_values(["i", "j"]).reset_index(drop=True)
     i, j = pr["i"].to_numpy(), pr["j"].to_numpy()
@@ -59,9 +59,9 @@ def _design(cell_id: str) -> dict:
             "index": pd.MultiIndex.from_arrays([i, j], names=["i", "j"])}
 
 
-def pair_index(cell) -> pd.MultiIndex:
+def pair_index(cell: Cell) -> pd.MultiIndex:
     """The pairs ``(i, j)`` of a cell, sorted (the order of :func:`analysis.estimators.pair_pse`)."""
-    return _design(parse_cell(cell).id)["index"]
+    return _design(cell)["index"]
 
 
 def _features(kind: str, X: np.ndarray, A: np.ndarray) -> np.ndarray:
@@ -72,13 +72,12 @@ def _learner(c, kind: str):
     return IndicatorLearner(c.L, quartile_edges(c)) if kind == "indicator" else ReferenceLearner()
 
 
-def pair_shifts(cell, kind: str, idx: np.ndarray | None = None) -> np.ndarray:
+def pair_shifts(c: Cell, kind: str, idx: np.ndarray | None = None) -> np.ndarray:
     """Per-pair reference shift (pick in ``cf_a1`` minus pick in ``cf_a0``, in {-1, 0, 1}), pairs sorted.
 
     ``idx`` resamples the examples the learner is fitted on (None: the examples as shown).
     """
-    c = parse_cell(cell)
-    d = _design(c.id)
+    d = _design(c)
     if kind == "fullinfo":
         rp = reference_pairs(c).set_index(["i", "j"]).reindex(d["index"])
         return (rp["fullinfo_a1"] - rp["fullinfo_a0"]).to_numpy(float)
@@ -96,15 +95,14 @@ def pair_shifts(cell, kind: str, idx: np.ndarray | None = None) -> np.ndarray:
     return picks[1] - picks[0]
 
 
-def reference_pse(cell, kind: str) -> float:
+def reference_pse(cell: Cell, kind: str) -> float:
     """The reference's PSE (pp) on the examples as shown (equals :func:`analysis.validity.panel.cue_reference`)."""
     return 100 * float(pair_shifts(cell, kind).mean())
 
 
 @functools.lru_cache(maxsize=32)
-def _shift_draws(cell_id: str, kind: str, draws: int, seed: int) -> np.ndarray:
-    c = parse_cell(cell_id)
-    n_pairs = len(_design(cell_id)["i"])
+def _shift_draws(c: Cell, kind: str, draws: int, seed: int) -> np.ndarray:
+    n_pairs = len(_design(c)["i"])
     if kind == "fullinfo":
         return np.broadcast_to(pair_shifts(c, kind), (draws, n_pairs)).copy()
     n = len(examples(c).Y)
@@ -112,16 +110,15 @@ def _shift_draws(cell_id: str, kind: str, draws: int, seed: int) -> np.ndarray:
     return np.stack([pair_shifts(c, kind, k) for k in idx]).astype(np.int8)
 
 
-def shift_draws(cell, cue, draws: int, seed: int = REFERENCE_SEED) -> np.ndarray:
+def shift_draws(c: Cell, cue, draws: int, seed: int = REFERENCE_SEED) -> np.ndarray:
     """``draws x pairs`` per-pair reference shifts of a cue, the learner refitted on resampled examples.
 
     Row ``b`` uses the ``b``-th example resample of the cell (shared by every learner and cue).
     """
-    c = parse_cell(cell)
-    return _shift_draws(c.id, reference_kind(c, cue), int(draws), int(seed))
+    return _shift_draws(c, reference_kind(c, cue), int(draws), int(seed))
 
 
-def true_reference_pp(cell) -> float:
+def true_reference_pp(cell: Cell) -> float:
     """The reference's estimand where it is known: the full-information reference (exactly 0 at zero
     information, where neither the proxies nor the group predict risk, so any learner's expected PSE
     over example draws is 0 too). Used as the truth of the known-truth calibration."""

@@ -22,7 +22,7 @@ import pandas as pd
 
 from .. import collection as C
 from .. import config, cues
-from ..cells import parse_cell
+from ..cells import Cell, parse_cell
 from ..population import pairs
 from . import baseline as B
 from . import confounds as CF
@@ -47,6 +47,11 @@ class ValidityPlan:
     cue_ids: tuple[str, ...] | None = None  # None: each cell's default panel
     blind: bool = True  # the blind (no-cue) baseline arm
     notes: list = field(default_factory=list, compare=False)
+
+    @property
+    def parsed(self) -> dict[str, Cell]:
+        """Each cell id of the plan and its :class:`~analysis.cells.Cell`, parsed once here."""
+        return {cell_id: parse_cell(cell_id) for cell_id in self.cells}
 
     def cues_of(self, cell: str) -> list[str]:
         if self.cue_ids is not None:
@@ -109,7 +114,7 @@ def prompt_hashes(plan: ValidityPlan) -> dict[str, str]:
         tables.update({f"probe {cell} {cid} {v}": cues.probe_table(cell, cid, v)
                        for cid in plan.cues_of(cell) for v in plan.variants})
         if plan.blind:
-            tables[f"blind {cell}"] = cues.blind_table(cell)
+            tables[f"blind {cell}"] = cues.blind_table(plan.parsed[cell])
         tables.update({f"replication {rep}": cues.job_table(rep, "numeric") for rep in R.replicate_cells(cell, plan.seeds)})
         for k, t in tables.items():
             out[k] = hashlib.sha256("\n".join(_first_pairs(t, plan.n_pairs)["prompt_sha256"]).encode()).hexdigest()
@@ -175,7 +180,7 @@ def collect(subject, plan: ValidityPlan = ValidityPlan()) -> dict:
     for cell in plan.cells:
         out["panel"][cell], out["probe"][cell] = {}, {}
         if plan.blind:
-            out["blind"][cell] = triage_records(subject, cell, _first_pairs(cues.blind_table(cell), plan.n_pairs))
+            out["blind"][cell] = triage_records(subject, cell, _first_pairs(cues.blind_table(plan.parsed[cell]), plan.n_pairs))
         for cid in plan.cues_of(cell):
             out["panel"][cell][cid] = triage_records(subject, cell, _first_pairs(cues.job_table(cell, cid),
                                                                                  plan.n_pairs))
@@ -207,10 +212,10 @@ def analyse(recs: dict, plan: ValidityPlan = ValidityPlan(), draws: int = config
         base = [r for r in pan["rows"] if r["cue"] == "numeric"]
         reps = {cell: base}
         for rep, rec in recs["replication"].get(cell, {}).items():
-            reps[rep] = [P.cue_row(rep, "numeric", rec, draws)]
+            reps[rep] = [P.cue_row(parse_cell(rep), "numeric", rec, draws)]
         tables = {cid: _first_pairs(cues.job_table(cell, cid), plan.n_pairs) for cid in recs["panel"][cell]}
         if plan.blind:
-            tables[cues.BLIND] = _first_pairs(cues.blind_table(cell), plan.n_pairs)
+            tables[cues.BLIND] = _first_pairs(cues.blind_table(plan.parsed[cell]), plan.n_pairs)
         forced = {cid: Q.pair_scores(rec)["score"] for (cid, var), rec in probes.items() if var == "forced"}
         judged = {k: v for k, v in recs["panel"][cell].items() if not cues.parse_cue(k).control}
         confounds = {"renderings": CF.rendering_features(tables).to_dict("records"),

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .. import cues, intervals
+from ..cells import Cell
 from ..judgments import verdict as paper_verdict
 from . import heterogeneity as H
 from . import reference as RF
@@ -39,8 +40,8 @@ def _subject(s) -> CueSubject:
 
 
 @functools.lru_cache(maxsize=128)
-def _tables(cell_id: str, cue_id: str, variant: str, n_pairs: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    jobs, probe = cues.job_table(cell_id, cue_id), cues.probe_table(cell_id, cue_id, variant)
+def _tables(cell: Cell, cue_id: str, variant: str, n_pairs: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    jobs, probe = cues.job_table(cell, cue_id), cues.probe_table(cell, cue_id, variant)
     if n_pairs is not None:
         jobs = jobs[jobs["pair_id"] < n_pairs].reset_index(drop=True)
         probe = probe[probe["pair_id"] < n_pairs].reset_index(drop=True)
@@ -83,18 +84,18 @@ def probe_probabilities(subj: CueSubject, table: pd.DataFrame) -> tuple[np.ndarr
 
 
 @functools.lru_cache(maxsize=256)
-def _probabilities(params, cell_id: str, cue_id: str, variant: str, n_pairs: int | None):
+def _probabilities(params, cell: Cell, cue_id: str, variant: str, n_pairs: int | None):
     subj = CueSubject(params)
-    jobs, probe = _tables(cell_id, cue_id, variant, n_pairs)
+    jobs, probe = _tables(cell, cue_id, variant, n_pairs)
     return decision_probabilities(subj, jobs), probe_probabilities(subj, probe)
 
 
-def probabilities(subj: CueSubject, cell: str, cue_id: str, variant: str, n_pairs: int | None = None):
+def probabilities(subj: CueSubject, cell: Cell, cue_id: str, variant: str, n_pairs: int | None = None):
     """``(P(picked_i), (P(named A), P(abstain)))`` of a subject's jobs, cached by its parameters."""
     return _probabilities(subj.params, cell, cue_id, variant, n_pairs)
 
 
-def known_truth(name, cell: str, cue_ids: list[str], variant: str = "forced", n_pairs: int | None = None) -> pd.DataFrame:
+def known_truth(name, cell: Cell, cue_ids: list[str], variant: str = "forced", n_pairs: int | None = None) -> pd.DataFrame:
     """True PSE, reference, excess, probe AUC and abstention rate of a subject (preset name or
     :class:`CueSubject`) under each cue; ``true_excess_pp`` is against the reference's estimand."""
     subj = _subject(name)
@@ -130,7 +131,7 @@ def _covers(lo, hi, t, tol: float = 1e-9) -> np.ndarray:
     return (lo - tol <= t) & (t <= hi + tol)
 
 
-def simulate_panel(name, cell: str, cue_ids: list[str], n_seeds: int = 200, draws: int = 1000,
+def simulate_panel(name, cell: Cell, cue_ids: list[str], n_seeds: int = 200, draws: int = 1000,
                    variant: str = "forced", n_pairs: int | None = None) -> dict:
     """Per cue (arrays over seeds): ``excess`` point, ``lo, hi`` (joint 95%), ``verdict``, ``paper_lo,
     paper_hi, paper_verdict``, ``auc_lo, auc_hi``, ``abstain_lo, abstain_hi`` (exact), ``draws`` (seeds x
@@ -180,7 +181,7 @@ def simulate_panel(name, cell: str, cue_ids: list[str], n_seeds: int = 200, draw
     return out
 
 
-def coverage(name, cell: str, cue_ids: list[str], n_seeds: int = 200, draws: int = 1000,
+def coverage(name, cell: Cell, cue_ids: list[str], n_seeds: int = 200, draws: int = 1000,
              variant: str = "forced", n_pairs: int | None = None, sim: dict | None = None) -> pd.DataFrame:
     """Per cue: coverage of the true excess, PSE-free AUC and abstention rate by their 95% intervals, and the
     share of seeds giving each verdict (the panel's and the paper's rule)."""
@@ -217,7 +218,7 @@ def heterogeneity_shares(sim: dict) -> dict:
             "share_inconclusive": float((v == H.INCONCLUSIVE).mean()), "n_seeds": int(len(v))}
 
 
-def summary(name, cell: str, cue_ids: list[str], n_seeds: int = 200, draws: int = 1000) -> dict:
+def summary(name, cell: Cell, cue_ids: list[str], n_seeds: int = 200, draws: int = 1000) -> dict:
     """Pooled coverage of one subject over cues and seeds (abstention variant: AUC and abstention too)."""
     sim = simulate_panel(name, cell, cue_ids, n_seeds, draws, "abstain")
     cov = coverage(name, cell, cue_ids, n_seeds, draws, "abstain", sim=sim)
