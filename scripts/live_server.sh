@@ -1,5 +1,7 @@
 # Sourced by scripts/live.sh and scripts/live_test.sh: start and stop the local llama-cpp-python server.
-# live_server_start GGUF N_CTX -> LIVE_URL (http://127.0.0.1:PORT), LIVE_PID; the server stops on exit.
+# live_server_start GGUF N_CTX -> LIVE_URL (http://127.0.0.1:PORT), LIVE_PID, LIVE_LOG, LIVE_SERVER_ARGS; the
+# server stops on exit. Environment: LIVE_THREADS (generation, default 1), LIVE_THREADS_BATCH (prompt, default
+# every core), LIVE_LOGITS_ALL (default false), LIVE_CHAT_FORMAT, LIVE_MODEL_ALIAS.
 LIVE_VENV="${LIVE_DIR:-$ROOT/.live}/venv"
 
 live_server_stop() {
@@ -19,11 +21,17 @@ live_server_start() {
   trap live_server_stop EXIT
   trap 'live_server_stop; exit 130' INT
   trap 'live_server_stop; exit 143' TERM
-  "$LIVE_VENV/bin/python" "$ROOT/scripts/live_server.py" --model "$gguf" --model_alias smollm2-135m --host 127.0.0.1 \
-      --port "$port" --chat_format chatml-function-calling --n_ctx "$n_ctx" --n_threads "${LIVE_THREADS:-2}" \
-      > "$log" 2>&1 &
+  # One thread generates, every core evaluates the prompt, no logits kept for every prompt token: under a
+  # second CPU-bound process an 8-token answer took 3.3 s this way and 43 s with --n_threads 2 and
+  # logits_all on (issue 23; `make bench-live` measures it). LIVE_LOGITS_ALL=true where a client needs them.
+  LIVE_SERVER_ARGS=(--model "$gguf" --model_alias "${LIVE_MODEL_ALIAS:-smollm2-135m}" --host 127.0.0.1 --port "$port"
+      --chat_format "${LIVE_CHAT_FORMAT:-chatml-function-calling}" --n_ctx "$n_ctx"
+      --n_threads "${LIVE_THREADS:-1}" --n_threads_batch "${LIVE_THREADS_BATCH:-$(nproc)}"
+      --logits_all "${LIVE_LOGITS_ALL:-false}")
+  "$LIVE_VENV/bin/python" "$ROOT/scripts/live_server.py" "${LIVE_SERVER_ARGS[@]}" > "$log" 2>&1 &
   LIVE_PID=$!
   LIVE_URL="http://127.0.0.1:$port"
+  LIVE_LOG="$log"
   for _ in $(seq 1 "${LIVE_WAIT:-240}"); do
     if "$LIVE_VENV/bin/python" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)" \
         "$LIVE_URL/v1/models" 2>/dev/null; then

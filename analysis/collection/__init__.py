@@ -30,7 +30,8 @@ from .runner import RunResult, Runner, RunSettings, collect, run_jobs
 from .replay import compare_with_release, replay_check, replay_targets, simulate_records, simulated_coverage
 from .subjects import (ANTHROPIC_SETTINGS, DEFAULT_KEY_ENV, OPENAI_SETTINGS, PAID, PROVIDERS, SIMULATED_PRESETS,
                        AnthropicSubject, OpenAISubject, ReplaySubject, SDKSubject, SimulatedParams,
-                       SimulatedSubject, Subject, make_subject, read_patients, request_key)
+                       SimulatedSubject, Subject, default_timeout, is_loopback, make_subject, read_patients,
+                       request_key)
 from .subjects import retry_after as _retry_after
 from . import commands
 from .commands import StopOnSignals, estimate_records
