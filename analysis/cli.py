@@ -150,7 +150,11 @@ def _parser_collect(sub) -> None:
                          f"reported (default {policy.retry_after_cap:g})")
     ap.add_argument("--answer-format", default="tool", choices=C.ANSWER_FORMATS,
                     help="tool: the forced choose tool (the protocol, default); json or text: the answer in the "
-                         "content, for servers that refuse a forced tool_choice (part of the request key)")
+                         "content, for servers that refuse a forced tool_choice (part of the request key); logprobs: "
+                         "the single token 1 or 2 with its log-probabilities (OpenAI-compatible servers; a deviation)")
+    ap.add_argument("--samples", type=int, default=config.SAMPLES_DEFAULT, metavar="R",
+                    help="independent answers per prompt (default 1, the protocol); each is its own ledger row, a "
+                         "resumed run asks only for the missing ones; the dry run prices all R")
     ap.add_argument("--pairs", type=int, help="only the first N pairs of each cell (a subset, not the protocol)")
     ap.add_argument("--settings", help="JSON merged into the request settings (null removes a setting; header "
                                        "values are redacted from every output)")
@@ -241,7 +245,11 @@ def _parser_audit(sub) -> None:
                     help="output price per million tokens (give both; 0 0 for a local model)")
     ap.add_argument("--answer-format", default="tool", choices=C.ANSWER_FORMATS,
                     help="tool: a forced tool call (the protocol); json or text: the answer in the message content, "
-                         "for servers that refuse a forced tool_choice (part of the request key and the card)")
+                         "for servers that refuse a forced tool_choice (part of the request key and the card); "
+                         "logprobs: the single token 1 or 2 with its log-probabilities (a deviation, on the card)")
+    ap.add_argument("--samples", type=int, default=config.SAMPLES_DEFAULT, metavar="R",
+                    help="independent answers per prompt (default 1); PSE on per-prompt choice probabilities "
+                         "(Supplementary Note 12's rule), the card reports within-prompt agreement")
     ap.add_argument("--max-cost", type=float,
                     help="budget in USD for this output folder, including what earlier runs into it spent; the "
                          "audit stops cleanly at the budget and resumes when rerun with a larger one")

@@ -82,6 +82,12 @@ REQUEST_TIMEOUT_S = 60.0
 LOCAL_REQUEST_TIMEOUT_S = 600.0
 TOOL_NAME = "choose"
 TOOL_DESCRIPTION = "Select which patient to prioritize."
+#: ``--answer-format logprobs`` (issue 20; a deviation from the protocol): the answer is the single token 1 or 2
+LOGPROBS_MAX_TOKENS = 1
+#: top log-probabilities asked for: OpenAI's maximum (20); vLLM and llama.cpp's server accept it
+LOGPROBS_TOP = 20
+#: ``--samples R`` default: one answer per prompt, the paper's protocol (SN 12 used R = 20 at temperature 1)
+SAMPLES_DEFAULT = 1
 
 # --- Models of the paper (Supplementary Note 15) -----------------------------------------------
 MODELS = {

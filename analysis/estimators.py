@@ -29,33 +29,81 @@ def valid(records: pd.DataFrame) -> pd.DataFrame:
     return records[records["picked_i"].notna()]
 
 
-def arm_means(records: pd.DataFrame) -> pd.DataFrame:
-    """Mean ``picked_i`` per pair (rows, sorted by ``(i, j)``) and arm (columns) over valid calls."""
+def target_probability(records: pd.DataFrame) -> pd.Series:
+    """Per answer, the probability that it picks the target: ``picked_i`` (0 or 1), or, where the answer
+    carries log-probabilities (``--answer-format logprobs``), P(target) = ``p_first`` when the target is
+    shown first (order 0), else 1 - ``p_first``."""
+    p = records["picked_i"].astype(float)
+    if "p_first" in records:
+        pf = pd.to_numeric(records["p_first"], errors="coerce")
+        from_logprobs = pd.Series(np.where(records["order"] == 0, pf, 1 - pf), index=records.index)
+        p = from_logprobs.where(pf.notna(), p)
+    return p
+
+
+def prompt_probabilities(records: pd.DataFrame, by: list[str] | str = PAIR_INDEX) -> pd.Series:
+    """Per-prompt choice probability of the target (Supplementary Note 12): the share of the prompt's
+    answered samples that pick it (one answer: 0 or 1), or their mean P(target) where answers carry
+    log-probabilities. Indexed by ``by`` (the pair: ``(i, j)`` or ``pair_id``), ``arm``, ``order``."""
+    by = [by] if isinstance(by, str) else list(by)
     v = valid(records)
-    return v.pivot_table(index=PAIR_INDEX, columns="arm", values="picked_i", aggfunc="mean").sort_index()
+    return target_probability(v).groupby([v[c] for c in by + ["arm", "order"]]).mean()
 
 
-def pair_pse(records: pd.DataFrame) -> pd.Series:
-    """Per-pair PSE in [-1, 1] (``cf_a1`` minus ``cf_a0``), pairs resolved in both arms, sorted by (i, j)."""
-    m = arm_means(records)
+def arm_means(records: pd.DataFrame, by: list[str] | str = PAIR_INDEX) -> pd.DataFrame:
+    """Per pair (rows, sorted) and arm (columns): the mean over the arm's answered orders of the per-prompt
+    choice probabilities (:func:`prompt_probabilities`). With one answer per prompt this is the mean
+    ``picked_i`` over valid calls; with R samples each order weighs the same however many samples it lost."""
+    by = [by] if isinstance(by, str) else list(by)
+    return prompt_probabilities(records, by).groupby(level=by + ["arm"]).mean().unstack("arm").sort_index()
+
+
+def pair_pse(records: pd.DataFrame, by: list[str] | str = PAIR_INDEX) -> pd.Series:
+    """Per-pair PSE in [-1, 1] (``cf_a1`` minus ``cf_a0`` of :func:`arm_means`), pairs resolved in both arms,
+    sorted by ``by``. The one rule of the audit (``--samples R``, ``--answer-format logprobs``) and of
+    Supplementary Note 12's probability-based effect (``by="pair_id"``)."""
+    m = arm_means(records, by)
     if "cf_a1" not in m or "cf_a0" not in m:
         return pd.Series(dtype=float, name="pse")
     return (m["cf_a1"] - m["cf_a0"]).dropna().rename("pse")
 
 
 def pair_error(records: pd.DataFrame, truth: pd.Series | None = None) -> pd.Series:
-    """Per-pair factual ranking error in [0, 1]: mean over valid orders of [picked_i != truth].
+    """Per-pair factual ranking error in [0, 1]: mean over answered orders of each prompt's error
+    probability (:func:`expected_error` of its choice probability; one answer: [picked_i != truth]).
 
     ``truth`` (indexed by ``(i, j)``) is 1 where the target has the higher true risk in the
     factual population; by default 1 for every pair (true in every zero-information cell).
     """
-    fact = valid(records[records["arm"] == "factual"])
-    if fact.empty:
+    fact = records[records["arm"] == "factual"]
+    if valid(fact).empty:
         return pd.Series(dtype=float, name="error")
-    picked = fact.groupby(PAIR_INDEX)["picked_i"].apply(list)
-    t = pd.Series(1.0, index=picked.index) if truth is None else truth.reindex(picked.index).astype(float)
-    err = [np.mean([p != tt for p in ps]) for ps, tt in zip(picked, t)]
-    return pd.Series(err, index=picked.index, name="error", dtype=float).sort_index()
+    p = prompt_probabilities(fact).droplevel("arm")
+    pairs = p.index.droplevel("order")
+    t = pd.Series(1.0, index=pairs) if truth is None else truth.reindex(pairs).astype(float)
+    err = pd.Series(expected_error(p.to_numpy(), t.to_numpy()), index=p.index)
+    return err.groupby(level=PAIR_INDEX).mean().rename("error").astype(float).sort_index()
+
+
+def within_prompt_agreement(records: pd.DataFrame, by: list[str] | str = PAIR_INDEX) -> dict:
+    """How often a prompt's R answers agree (``--samples R``), over prompts with at least two answered samples.
+
+    ``pairwise``: the chance that two different answered samples of a prompt name the same patient,
+    averaged over prompts (k of n picking the target: (k(k-1) + (n-k)(n-k-1)) / (n(n-1)));
+    ``unanimous``: the share of prompts whose answered samples all agree; ``prompts``: how many prompts
+    count, and ``samples``: the most answers per prompt. NaN where no prompt has two answers.
+    """
+    by = [by] if isinstance(by, str) else list(by)
+    v = valid(records)
+    g = v.groupby([v[c] for c in by + ["arm", "order"]])["picked_i"]
+    n, k = g.count(), g.sum()
+    n, k = n[n >= 2], k[n >= 2]
+    if n.empty:
+        return {"prompts": 0, "samples": int(g.count().max()) if len(v) else 0, "pairwise": float("nan"),
+                "unanimous": float("nan")}
+    pairwise = (k * (k - 1) + (n - k) * (n - k - 1)) / (n * (n - 1))
+    return {"prompts": int(len(n)), "samples": int(n.max()), "pairwise": float(pairwise.mean()),
+            "unanimous": float(((k == 0) | (k == n)).mean())}
 
 
 def pair_effects(records: pd.DataFrame, truth: pd.Series | None = None) -> pd.DataFrame:

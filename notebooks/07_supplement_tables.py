@@ -292,7 +292,13 @@ render("T7.")
 #
 # **Temperature-1 resampling (Supplementary Note 12): computed** from the released
 # `*_t1resample_records.csv` (7,920 calls per cell). Per-prompt choice probabilities, each arm the mean
-# of its orders; intervals as spec R3 (not specified for this note; a decision).
+# of its orders (`analysis.estimators.pair_pse`, the rule of the audit's `--samples R` too); intervals as
+# spec R3 (not specified for this note; a decision). Pairs outside the single-response support, both
+# rules (spec R8), at the authors' 1e-9 tolerance: `outside` is ours (orders averaged: 93 and 94);
+# `outside_pooled` is the authors' `temperature_resampling.py` (each arm's samples pooled over both
+# orders: 93 and 95, the paper's numbers). They differ only at pair 6 of β = 0.60, whose cf_a0 order 0
+# lost one sample: pooled +0.00192 (outside), averaged exactly 0 (inside). Floating point is not the
+# cause. We keep our rule, so SN 12's 95 stays a listed mismatch.
 
 # %%
 print("\n".join(data.fetch("data/concurrent_checks/analysis/analyze_regen_output.txt").read_text().splitlines()[1:10]))

@@ -130,7 +130,23 @@ def condition_row(cond: Condition, rec: pd.DataFrame, draws: int = config.BOOTST
     row["learner_error_pct"] = refs["learner_error_pct"] if c.has_examples else float("nan")
     row["accuracy_pct"] = 100 - row["error_pct"]
     row["excess_error_pp"] = row["error_pct"] - row["learner_error_pct"]
+    row.update(sampling_summary(rec))
     return judged(row, cond)
+
+
+def sampling_summary(rec: pd.DataFrame) -> dict:
+    """``--samples R``: how often a prompt's R answers agree (:func:`analysis.estimators.within_prompt_agreement`);
+    ``--answer-format logprobs``: answers with log-probabilities and their mean mass outside the tokens 1 and 2.
+    The PSE, intervals and verdicts above are already on per-prompt choice probabilities
+    (:func:`analysis.estimators.pair_pse`, Supplementary Note 12's rule); with one answer per prompt they are
+    the protocol's."""
+    out: dict = {}
+    if "sample_id" in rec:
+        out["within_prompt_agreement"] = E.within_prompt_agreement(rec)
+    if "p_first" in rec and rec["p_first"].notna().any():
+        out["logprobs"] = {"n_answers": int(rec["p_first"].notna().sum()),
+                           "mean_p_outside": float(pd.to_numeric(rec["p_outside"], errors="coerce").mean())}
+    return out
 
 
 def summary_condition_row(cond: Condition, model: str) -> dict:

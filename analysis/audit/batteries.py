@@ -49,6 +49,8 @@ class Condition:
     group: str = "zero"
     #: the first ``n_pairs`` pairs of the cell only (None: all; the smoke battery's ``--pairs``)
     n_pairs: int | None = None
+    #: answers per prompt (``--samples R``; 1: the protocol)
+    samples: int = 1
 
     @property
     def key(self) -> str:
@@ -163,7 +165,7 @@ def n_calls(cond: Condition) -> int:
     """Calls of a condition: pairs x arms x 2 presentation orders (3 arms numeric, 2 for a category display)."""
     arms = len(config.ARMS) if cond.display == "numeric" else 2
     n = len(pairs(cond.cell))
-    return (n if cond.n_pairs is None else min(n, cond.n_pairs)) * arms * len(config.ORDERS)
+    return (n if cond.n_pairs is None else min(n, cond.n_pairs)) * arms * len(config.ORDERS) * cond.samples
 
 
 def battery_calls(name: str = "core", n_pairs: int | None = None) -> int:
@@ -181,5 +183,6 @@ def _jobs(cell: str, display: str, n_pairs: int | None) -> tuple:
 
 
 def jobs_of(cond: Condition) -> list:
-    """Every job of a condition (cached; :func:`analysis.collection.job_list`), first ``n_pairs`` pairs only if set."""
-    return list(_jobs(cond.cell, cond.display, cond.n_pairs))
+    """Every job of a condition (cached; :func:`analysis.collection.job_list`), first ``n_pairs`` pairs only if set,
+    each ``cond.samples`` times (:func:`analysis.collection.with_samples`)."""
+    return C.with_samples(list(_jobs(cond.cell, cond.display, cond.n_pairs)), cond.samples)

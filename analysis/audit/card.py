@@ -41,6 +41,62 @@ def smoke_notice(conditions: list[Condition]) -> str:
             f"conclusion about the model.")
 
 
+def _setting(info: object, name: str):
+    """The first value of key ``name`` anywhere in the (nested) subject information, else None."""
+    if isinstance(info, dict):
+        if name in info:
+            return info[name]
+        for v in info.values():
+            found = _setting(v, name)
+            if found is not None:
+                return found
+    return None
+
+
+def pooled_agreement(rows: list[dict]) -> dict | None:
+    """Within-prompt agreement over every condition's prompts (each condition weighted by its prompts)."""
+    parts = [r["within_prompt_agreement"] for r in rows if (r.get("within_prompt_agreement") or {}).get("prompts")]
+    if not parts:
+        return None
+    n = sum(p["prompts"] for p in parts)
+    return {"prompts": n, "samples": max(p["samples"] for p in parts),
+            "pairwise": sum(p["pairwise"] * p["prompts"] for p in parts) / n,
+            "unanimous": sum(p["unanimous"] * p["prompts"] for p in parts) / n}
+
+
+def sampling_notice(subject_info: dict, samples: int, answer_format: str, rows: list[dict]) -> list[str]:
+    """The card's first lines on how choices were sampled (issue 20): a temperature the provider does not let us
+    fix with one answer per prompt, R answers per prompt (choice probabilities, within-prompt agreement), and
+    log-probability answers (a deviation from the protocol). The run settings' ``temperature_settable``
+    (missing: settable) and ``sampling`` say what the provider allows."""
+    out = []
+    settable = _setting(subject_info, "temperature_settable") is not False
+    sampling = _setting(subject_info, "sampling")
+    if not settable and samples == 1 and answer_format != "logprobs":
+        out.append(f"Sampling: the temperature cannot be set for this model ({sampling or 'provider default sampling'}"
+                   f"), and each prompt was asked once, so every choice is one draw from the model's choice "
+                   f"distribution, not the protocol's temperature-0 answer: the numbers below include that draw's "
+                   f"noise (Supplementary Note 12 measured it: 20 temperature-1 answers per prompt moved "
+                   f"DeepSeek-V4.1-Flash's effects by about 6 pp). Rerun with --samples R (e.g. 20) to estimate "
+                   f"each prompt's choice probability.")
+    if samples > 1:
+        a = pooled_agreement(rows)
+        agree = ("" if a is None else f" Within-prompt agreement: two answers to the same prompt named the same "
+                 f"patient {100 * a['pairwise']:.1f}% of the time, and all answers agreed in "
+                 f"{100 * a['unanimous']:.1f}% of {a['prompts']:,} prompts.")
+        out.append(f"Choice probabilities: every prompt was asked {samples} times (--samples {samples}); PSE, "
+                   f"intervals and verdicts are computed on per-prompt choice probabilities (the share of a prompt's "
+                   f"answered samples that pick the target, each arm the mean of its orders: the rule of "
+                   f"Supplementary Note 12), not on single choices as in the protocol.{agree}")
+    if answer_format == "logprobs":
+        outside = [r["logprobs"]["mean_p_outside"] for r in rows if r.get("logprobs")]
+        mass = f" Mean probability outside the tokens 1 and 2: {100 * sum(outside) / len(outside):.1f}%." if outside else ""
+        out.append(f"Deviation from the protocol: each choice probability comes from the log-probabilities of one "
+                   f"answer token (1 or 2; --answer-format logprobs), not from a forced tool call, and P(patient 1) "
+                   f"is normalised over the two answer tokens.{mass}")
+    return out
+
+
 def _ref_summary(row: dict) -> dict:
     if row.get("status") != "computed":
         return {"status": "not released", "reason": row.get("reason", "")}
@@ -123,7 +179,7 @@ METHOD_NOTES = [
 
 def report_card(analysis: dict, conditions: list[Condition], *, battery: str, subject_info: dict,
                 references: dict | None, draws: int, plan: pd.DataFrame | None = None,
-                after: pd.DataFrame | None = None, answer_format: str = "tool") -> dict:
+                after: pd.DataFrame | None = None, answer_format: str = "tool", samples: int = 1) -> dict:
     """The card's JSON: subject, battery, responsiveness, conditions (with the reference models' rows), sections, summary.
 
     A smoke battery's card starts with ``notice`` (a smoke test on a subset, not the protocol).
@@ -147,6 +203,9 @@ def report_card(analysis: dict, conditions: list[Condition], *, battery: str, su
         rows.append(row)
     subset = battery in SMOKE_BATTERIES or any(c.n_pairs is not None for c in conditions)
     card = {"notice": smoke_notice(conditions)} if subset else {}
+    sampled = sampling_notice(subject_info, samples, answer_format, rows)
+    if sampled:
+        card["sampling_notice"] = sampled
     card |= {
         "schema": SCHEMA,
         "generated_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -158,7 +217,8 @@ def report_card(analysis: dict, conditions: list[Condition], *, battery: str, su
                                "slope": config.SLOPE_SEED, "pooled_slope": config.POOLED_SLOPE_SEED,
                                "contrasts": CONTRAST_SEED},
                      "display_margin_pp": config.REPRESENTATION_MARGIN_PP,
-                     "slope_margin": config.EQUIVALENCE_MARGIN, "answer_format": answer_format},
+                     "slope_margin": config.EQUIVALENCE_MARGIN, "answer_format": answer_format,
+                     "samples_per_prompt": samples, "within_prompt_agreement": pooled_agreement(rows)},
         "responsiveness": resp or None,
         "interpretable": resp.get("interpretable"),
         "conditions": rows,
@@ -202,6 +262,7 @@ def summary_statements(card: dict) -> list[str]:
     findings in the paper's order of questions (§2.2-§2.5), which are left out where the check
     finds the verdicts not interpretable."""
     out = [card["notice"]] if card.get("notice") else []
+    out += card.get("sampling_notice") or []
     resp = card.get("responsiveness") or {}
     if resp:
         out.append("Responsiveness check: " + resp["statement"])

@@ -80,7 +80,7 @@ def audit(a: argparse.Namespace) -> int:
                             settings=settings, policy=dataclasses.replace(C.RetryPolicy(), max_attempts=a.retries),
                             reference_rows=not a.no_reference_models, only=a.only, progress=not a.no_progress,
                             stop=stop, n_pairs=a.pairs, price_in=a.price_in, price_out=a.price_out,
-                            answer_format=a.answer_format,
+                            answer_format=a.answer_format, samples=getattr(a, "samples", 1),
                             batch=batch_command.options(a) if getattr(a, "batch", False) else None,
                             prompt_cache=getattr(a, "prompt_cache", False))
         if a.dry_run:

@@ -6,6 +6,7 @@ whole output folder (what earlier runs spent counts).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -97,7 +98,7 @@ def run_audit(provider: str, model: str, out: str | os.PathLike, *, battery: str
               progress: bool = True, stop: threading.Event | None = None, n_pairs: int | None = None,
               price_in: float | None = None, price_out: float | None = None, answer_format: str = "tool",
               batch: "collection_batch.BatchOptions | None" = None, prompt_cache: bool = False,
-              log=print) -> AuditResult:
+              log=print, samples: int = config.SAMPLES_DEFAULT) -> AuditResult:
     """Plan, collect (resumable), estimate, judge and write the report card.
 
     Returns an :class:`AuditResult`; ``complete`` is False (and no card is written) while any
@@ -106,10 +107,12 @@ def run_audit(provider: str, model: str, out: str | os.PathLike, *, battery: str
     on a problem the user must fix (nothing is written then). ``n_pairs`` restricts every
     condition to its first ``n_pairs`` pairs (``--pairs``; the smoke battery takes 24 by default).
     ``price_in``/``price_out`` (USD per million tokens; 0 and 0 for a local model) override the
-    price table; ``answer_format`` is ``tool`` (the protocol), ``json`` or ``text``.
+    price table; ``answer_format`` is ``tool`` (the protocol), ``json``, ``text`` or ``logprobs``. ``samples``
+    (``--samples R``) asks every prompt R times; the card's numbers are then on per-prompt choice probabilities.
     """
     price = C.pricing.check_price(price_in, price_out)
     conditions = first_pairs(select_conditions(battery_conditions(battery), only), n_pairs)
+    conditions = [dataclasses.replace(c, samples=C.runner.check_samples(samples)) for c in conditions]
     if max_cost is not None and max_cost < 0:
         raise C.CollectionError("--max-cost must be at least 0")
     if draws < 100:
@@ -172,7 +175,7 @@ def run_audit(provider: str, model: str, out: str | os.PathLike, *, battery: str
         subject.close()
     refs = reference_models(conditions, draws) if reference_rows else None
     card = report_card(analysis, conditions, battery=battery, subject_info=info, references=refs, draws=draws,
-                       plan=plan, after=after, answer_format=answer_format)
+                       plan=plan, after=after, answer_format=answer_format, samples=samples)
     jpath, hpath = write_report(card, out)
     log(f"report card: {hpath}\n             {jpath}")
     return AuditResult(plan, runs, complete=True, card=card, json_path=jpath, html_path=hpath)

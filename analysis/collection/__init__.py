@@ -16,7 +16,7 @@ from __future__ import annotations
 from .answers import ANSWER_FORMATS, Reply, patient_from_args, patient_from_json_content, patient_from_text
 from .errors import (Abort, CollectionError, ContextTooLong, Fatal, LedgerLocked, StorageFault, Transient,
                      Unreachable)
-from .jobs import Job, job_list, jobs_from_table, now_utc, sha256_text
+from .jobs import Job, job_list, jobs_from_table, now_utc, sha256_text, with_samples
 from .ledger import LEDGER_NAME, LEDGER_SCHEMA, Ledger, check_ledger, ledger_lock
 from .outputs import (RECORD_COLUMNS, atomic_write, check_writable, job_records, output_paths, output_stem,
                       safe_model_dir, sdk_versions, write_outputs)

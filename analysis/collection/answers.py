@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 
 from .. import config
 
 #: ``--answer-format``: ``tool`` is the protocol (forced ``choose`` tool); ``json`` asks for a JSON object in
-#: the content; ``text`` reads the first standalone 1 or 2 of the text (the spec's fallback)
-ANSWER_FORMATS = ("tool", "json", "text")
+#: the content; ``text`` reads the first standalone 1 or 2 of the text (the spec's fallback); ``logprobs`` asks for
+#: the single token 1 or 2 with its log-probabilities (OpenAI-compatible servers; a labelled deviation from the
+#: protocol: the choice probability comes from one call)
+ANSWER_FORMATS = ("tool", "json", "text", "logprobs")
 TOOL_NAME = config.TOOL_NAME  # "choose"
 #: what an invalid answer is: from the model (follows ``--reask``) or from the transport/envelope (asked again)
 MODEL_INVALID, TRANSPORT_INVALID = "invalid", "invalid_transport"
@@ -29,6 +32,9 @@ class Reply:
     output_tokens: int = 0
     raw: str = ""
     finish: str = ""
+    #: ``--answer-format logprobs``: P(patient 1) normalised over the tokens 1 and 2, and the mass outside them
+    p_first: float | None = None
+    p_outside: float | None = None
 
 
 def patient_from_args(args: object) -> int | None:
@@ -107,3 +113,31 @@ def patient_from_tool_calls(calls: list[tuple[str, object]]) -> tuple[int | None
             return p, text
         raw = raw or text
     return None, raw
+
+
+def answer_token_probabilities(top_logprobs: object) -> tuple[float | None, float | None]:
+    """``(P(patient 1), mass outside)`` from the top log-probabilities of the answer token.
+
+    ``top_logprobs`` is the OpenAI chat-completions list ``[{"token": "1", "logprob": -0.1}, ...]``. Tokens
+    that read 1 or 2 once stripped of spaces are summed per answer (``"1"`` and ``" 1"`` alike);
+    P(patient 1) is normalised over the two answers; the mass outside is 1 minus their summed probability
+    (what the server did not list counts as outside). ``(None, None)`` when neither answer token is listed.
+
+    >>> p, out = answer_token_probabilities([{"token": "1", "logprob": math.log(0.6)},
+    ...                                      {"token": "2", "logprob": math.log(0.3)}])
+    >>> round(p, 6), round(out, 6)
+    (0.666667, 0.1)
+    """
+    mass = {1: 0.0, 2: 0.0}
+    seen = False
+    for entry in top_logprobs if isinstance(top_logprobs, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        token, lp = str(entry.get("token", "")).strip(), entry.get("logprob")
+        if token in ("1", "2") and isinstance(lp, (int, float)) and not isinstance(lp, bool) and math.isfinite(lp):
+            mass[int(token)] += math.exp(lp)
+            seen = True
+    total = mass[1] + mass[2]
+    if not seen or total <= 0:
+        return None, None
+    return mass[1] / total, max(0.0, 1.0 - total)

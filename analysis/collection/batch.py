@@ -58,7 +58,7 @@ from tqdm import tqdm
 from .batchapi import FAILED, PromptCacheAnthropic, Result, batch_client, sdk_call, with_prompt_cache
 from .errors import CollectionError, Fatal, Transient
 from .jobs import Job, now_utc, sha256_text
-from .ledger import LEDGER_NAME, Ledger, check_ledger, ledger_lock
+from .ledger import LEDGER_NAME, Ledger, answer_keys, check_ledger, ledger_lock
 from .outputs import answer_row, check_writable, write_outputs
 from .pricing import DEFAULT_PRICES, cost_of, estimate_tokens, load_prices, price_for
 from .redaction import REDACT
@@ -90,9 +90,13 @@ def custom_id(job: "Job", key: str) -> str:
 
     At most 64 characters of ``[A-Za-z0-9_-]`` (Anthropic's rule), the same in every batch and
     export of the job, so a result is matched to exactly one ledger row.
+    A job's second and later samples (``--samples R``) carry their index, ``_s<k>``; sample 0 keeps the
+    id it had before samples existed, so a batch in flight across an upgrade still lands.
     """
     parts = [job.cell, job.display, job.arm, job.pair_id, job.order, key, job.prompt_sha256]
-    return "pa_" + sha256_text(json.dumps(parts))[:40]
+    if job.sample:
+        parts.append(job.sample)
+    return "pa_" + sha256_text(json.dumps(parts))[:40] + (f"_s{job.sample}" if job.sample else "")
 
 
 def ensure_schema(ledger: "Ledger") -> None:
@@ -170,12 +174,8 @@ class BatchRun:
 
     # -- state ----------------------------------------------------------------------------------
     def answered(self) -> set[str]:
-        rows = self.ledger.con.execute(
-            "SELECT cell, display, arm, pair_id, ord, prompt_sha256 FROM answers WHERE request_key = ?",
-            (self.key,)).fetchall()
-        done = set(rows)
-        return {cid for cid, jb in self.by_cid.items()
-                if (jb.cell, jb.display, jb.arm, jb.pair_id, jb.order, jb.prompt_sha256) in done}
+        done = answer_keys(self.ledger.con, self.key)
+        return {cid for cid, jb in self.by_cid.items() if jb.ledger_key in done}
 
     def request_outcomes(self) -> dict[str, list[str]]:
         """Per custom_id, the outcomes of its batch requests (``live`` while its batch is live)."""
@@ -271,7 +271,8 @@ class BatchRun:
     def _attempt(self, jb, n: int, outcome: str, res: Result, cost, b: dict) -> dict:
         r = res.reply
         return {"cell": jb.cell, "display": jb.display, "arm": jb.arm, "pair_id": jb.pair_id, "ord": jb.order,
-                "request_key": self.key, "prompt_sha256": jb.prompt_sha256, "attempt": n, "kind": "batch",
+                "request_key": self.key, "prompt_sha256": jb.prompt_sha256, "sample": jb.sample, "attempt": n,
+                "kind": "batch",
                 "outcome": outcome, "http_status": 200 if r is not None else None,
                 "detail": f"{b['batch_id']} {res.detail or (r.raw if r else '')}"[:300], "latency_s": None,
                 "input_tokens": r.input_tokens if r else 0, "output_tokens": r.output_tokens if r else 0,

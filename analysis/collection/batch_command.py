@@ -25,13 +25,13 @@ from .batch import (DEFAULT_POLL_INTERVAL, BatchOptions, batch_factor, batch_pri
 from .batchapi import with_prompt_cache
 from .batchfiles import export_batch, import_batch
 from .errors import CollectionError
-from .jobs import job_list
+from .jobs import job_list, with_samples
 from .ledger import LEDGER_NAME, Ledger, check_ledger, ledger_lock
 from .outputs import check_writable, write_outputs
 from .plan import plan
 from .pricing import load_prices
 from .retries import RetryPolicy
-from .runner import collect as collect_cell
+from .runner import check_samples, collect as collect_cell
 from .subjects import make_subject, request_key
 
 FLAGS = ("batch", "export_batch", "import_batch", "prompt_cache")
@@ -62,7 +62,7 @@ def _jobs(args) -> list:
     for c in args.cell:
         cell_jobs = job_list(parse_cell(c), args.display)
         jobs += [jb for jb in cell_jobs if n_pairs is None or jb.pair_id < n_pairs]
-    return jobs
+    return with_samples(jobs, check_samples(getattr(args, "samples", 1)))  # --samples R: custom_id carries the index
 
 
 def _subject(args, settings: dict | None, require_key: bool):

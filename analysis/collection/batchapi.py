@@ -28,6 +28,7 @@ from .errors import CollectionError
 from .jobs import Job
 from .redaction import REDACT
 from .subjects.anthropic import AnthropicSubject
+from .subjects.openai import logprob_reply
 from .subjects.sdk import translate
 
 ANTHROPIC_CAPS = (100_000, 256 * 1024 * 1024)
@@ -147,8 +148,9 @@ def reply_from_openai(body: dict, answer_format: str = "tool") -> Reply:
              for c in message.get("tool_calls") or [] if isinstance(c, dict) and isinstance(c.get("function"), dict)]
     patient, raw = _answer(calls, str(message.get("content") or ""), answer_format)
     u = body.get("usage") or {}
-    return Reply(patient, str(body.get("model") or ""), str(body.get("id") or ""), int(u.get("prompt_tokens") or 0),
-                 int(u.get("completion_tokens") or 0), REDACT(raw)[:200], str(choice.get("finish_reason") or ""))
+    reply = Reply(patient, str(body.get("model") or ""), str(body.get("id") or ""), int(u.get("prompt_tokens") or 0),
+                  int(u.get("completion_tokens") or 0), REDACT(raw)[:200], str(choice.get("finish_reason") or ""))
+    return logprob_reply(reply, choice, str(message.get("content") or "")) if answer_format == "logprobs" else reply
 
 
 def openai_result(line: dict, answer_format: str = "tool") -> Result:

@@ -28,7 +28,7 @@ from .batch import custom_id
 from .batchapi import OPENAI_ENDPOINT, openai_body, openai_result
 from .errors import CollectionError
 from .jobs import Job, now_utc
-from .ledger import Ledger, check_ledger
+from .ledger import Ledger, answer_keys, check_ledger
 from .outputs import answer_row, atomic_write
 from .pricing import cost_of
 from .retries import Outcome
@@ -42,11 +42,10 @@ def _pending(jobs: list["Job"], subject, ledger_path: Path) -> list["Job"]:
     check_ledger(ledger_path)
     con = sqlite3.connect(f"file:{ledger_path}?mode=ro", uri=True)
     try:
-        done = set(con.execute("SELECT cell, display, arm, pair_id, ord, prompt_sha256 FROM answers "
-                               "WHERE request_key = ?", (key,)).fetchall())
+        done = answer_keys(con, key)
     finally:
         con.close()
-    return [jb for jb in jobs if (jb.cell, jb.display, jb.arm, jb.pair_id, jb.order, jb.prompt_sha256) not in done]
+    return [jb for jb in jobs if jb.ledger_key not in done]
 
 
 def export_batch(path: str | Path, jobs: list["Job"], subject, ledger_path: str | Path) -> int:
@@ -109,7 +108,8 @@ def import_batch(path: str | Path, jobs: list["Job"], subject, ledger: "Ledger",
         else:
             counts["errors"] += 1
         attempts.append({"cell": jb.cell, "display": jb.display, "arm": jb.arm, "pair_id": jb.pair_id,
-                         "ord": jb.order, "request_key": key, "prompt_sha256": jb.prompt_sha256, "attempt": 1,
+                         "ord": jb.order, "request_key": key, "prompt_sha256": jb.prompt_sha256,
+                         "sample": jb.sample, "attempt": 1,
                          "kind": "import", "outcome": res.kind if res.reply is None else
                          ("valid" if res.reply.patient is not None else "invalid"),
                          "http_status": None, "detail": f"{Path(path).name} {res.detail}"[:300], "latency_s": None,

@@ -120,7 +120,8 @@ def collect(args: argparse.Namespace) -> int:
                                    prices=args.prices, api_key_env=args.api_key_env, ledger_path=args.ledger,
                                    sim_seed=args.sim_seed, run=args.run, progress=not args.no_progress,
                                    stop=sig.stop, price=price, jobs=jobs,
-                                   answer_format=getattr(args, "answer_format", "tool"))
+                                   answer_format=getattr(args, "answer_format", "tool"),
+                                   samples=getattr(args, "samples", 1))
                 if isinstance(res, Plan):
                     print(res.describe())
                     continue

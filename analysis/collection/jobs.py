@@ -1,6 +1,7 @@
-"""Jobs: one call of the battery (cell, display, arm, pair, presentation order) with its prompt."""
+"""Jobs: one call of the battery (cell, display, arm, pair, presentation order, sample) with its prompt."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import hashlib
 from dataclasses import dataclass
@@ -24,10 +25,17 @@ class Job:
     order: int
     prompt: str
     prompt_sha256: str
+    #: index of the independent answer to the same prompt (``--samples R``: 0 .. R-1)
+    sample: int = 0
 
     @property
     def key(self) -> tuple[str, int, int]:
         return (self.arm, self.pair_id, self.order)
+
+    @property
+    def ledger_key(self) -> tuple:
+        """The job's identity in the ledger: cell, display, arm, pair, order, prompt SHA and sample."""
+        return (self.cell, self.display, self.arm, self.pair_id, self.order, self.prompt_sha256, self.sample)
 
     @property
     def first(self) -> int:
@@ -36,7 +44,8 @@ class Job:
 
     @property
     def tag(self) -> str:
-        return f"{self.cell}/{self.display}/{self.arm}/{self.pair_id}/{self.order}"
+        base = f"{self.cell}/{self.display}/{self.arm}/{self.pair_id}/{self.order}"
+        return f"{base}/s{self.sample}" if self.sample else base
 
 
 def sha256_text(text: str) -> str:
@@ -59,3 +68,16 @@ def job_list(cell: "str | Cell", display: str = "numeric") -> list[Job]:
     """Every job of a cell in queue order (``analysis.prompts.job_table``)."""
     c = parse_cell(cell)
     return jobs_from_table(c, display, prompts.job_table(c, display=display))
+
+
+def with_samples(jobs: list[Job], samples: int) -> list[Job]:
+    """Each job ``samples`` times (sample index 0 .. R-1), sample-major: every job's first answer comes first.
+
+    ``samples`` 1 returns the jobs as given; otherwise jobs that differ only in their sample index count once
+    (so expanding an expanded list is harmless)."""
+    if samples < 1:
+        raise ValueError(f"samples must be at least 1, not {samples}")
+    if samples == 1:
+        return list(jobs)
+    base = list(dict.fromkeys(dataclasses.replace(jb, sample=0) for jb in jobs))
+    return [dataclasses.replace(jb, sample=s) for s in range(samples) for jb in base]

@@ -6,6 +6,11 @@
   The lock is re-entrant within one process (the audit holds it across its conditions).
 * **Durability.** Each :meth:`Ledger.put` is one transaction (``synchronous=FULL`` for paid subjects);
   the WAL is checkpointed by the ledger itself every :data:`CHECKPOINT_ROWS` answers.
+* **Samples.** ``--samples R`` asks every job R times: each answer is its own row, keyed by its
+  ``sample`` index (schema 2; a schema-1 ledger is migrated in place on opening, its answers becoming
+  sample 0), so a resumed run asks only for the samples still missing and none is paid twice.
+  ``--answer-format logprobs`` stores P(patient 1) over the two answer tokens (``p_first``) and the
+  probability mass outside them (``p_outside``).
 * **Storage faults** (disk full, read-only, a ledger deleted or replaced, a truncated WAL) raise
   :class:`StorageFault` after the answers not yet safe are written to a side file
   (``<ledger>.pending.jsonl``, else the temporary folder); the next run imports it before asking.
@@ -27,7 +32,9 @@ from .errors import CollectionError, LedgerLocked, StorageFault
 from .subjects import Subject
 
 LEDGER_NAME = "ledger.sqlite"
-LEDGER_SCHEMA = 1
+LEDGER_SCHEMA = 2
+#: schemas this collector opens: 1 (before --samples) is migrated to 2 when a writer opens it
+READABLE_SCHEMAS = (1, 2)
 LOCK_SUFFIX = ".lock"
 SIDE_SUFFIX = ".pending.jsonl"
 CHECKPOINT_ROWS = 500
@@ -44,24 +51,30 @@ CREATE TABLE IF NOT EXISTS answers (
     i INTEGER NOT NULL, j INTEGER NOT NULL, patient INTEGER, status TEXT NOT NULL,
     served_model TEXT, response_id TEXT, input_tokens INTEGER NOT NULL DEFAULT 0,
     output_tokens INTEGER NOT NULL DEFAULT 0, cost_usd REAL, n_requests INTEGER NOT NULL DEFAULT 1,
-    reused_from TEXT, raw TEXT, created_utc TEXT NOT NULL,
-    PRIMARY KEY (cell, display, arm, pair_id, ord, request_key, prompt_sha256));
+    reused_from TEXT, raw TEXT, created_utc TEXT NOT NULL, sample INTEGER NOT NULL DEFAULT 0,
+    p_first REAL, p_outside REAL,
+    PRIMARY KEY (cell, display, arm, pair_id, ord, request_key, prompt_sha256, sample));
 CREATE INDEX IF NOT EXISTS answers_by_prompt ON answers (request_key, prompt_sha256);
 CREATE TABLE IF NOT EXISTS attempts (
     id INTEGER PRIMARY KEY AUTOINCREMENT, cell TEXT, display TEXT, arm TEXT, pair_id INTEGER, ord INTEGER,
     request_key TEXT, prompt_sha256 TEXT, attempt INTEGER, kind TEXT, outcome TEXT, http_status INTEGER,
-    detail TEXT, latency_s REAL, input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL, created_utc TEXT);
+    detail TEXT, latency_s REAL, input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL, created_utc TEXT,
+    sample INTEGER NOT NULL DEFAULT 0);
 """
 ANSWER_COLUMNS = ["cell", "display", "arm", "pair_id", "ord", "request_key", "prompt_sha256", "i", "j", "patient",
                   "status", "served_model", "response_id", "input_tokens", "output_tokens", "cost_usd", "n_requests",
-                  "reused_from", "raw", "created_utc"]
+                  "reused_from", "raw", "created_utc", "sample", "p_first", "p_outside"]
+#: the answer columns of a schema-1 ledger (copied as sample 0 by the migration)
+V1_ANSWER_COLUMNS = ANSWER_COLUMNS[:-3]
 ATTEMPT_COLUMNS = ["cell", "display", "arm", "pair_id", "ord", "request_key", "prompt_sha256", "attempt", "kind",
                    "outcome", "http_status", "detail", "latency_s", "input_tokens", "output_tokens", "cost_usd",
-                   "created_utc"]
+                   "created_utc", "sample"]
+#: defaults of the columns a side file of an older collector lacks
+_ROW_DEFAULTS = {"sample": 0}
 # an existing valid answer is kept; an invalid one is replaced by a newer answer (re-ask on resume)
 _PUT_ANSWER = (f"INSERT INTO answers ({', '.join(ANSWER_COLUMNS)}) VALUES ({', '.join(':' + c for c in ANSWER_COLUMNS)}) "
-               "ON CONFLICT (cell, display, arm, pair_id, ord, request_key, prompt_sha256) DO UPDATE SET "
-               + ", ".join(f"{c} = excluded.{c}" for c in ANSWER_COLUMNS[7:] if c != "n_requests")
+               "ON CONFLICT (cell, display, arm, pair_id, ord, request_key, prompt_sha256, sample) DO UPDATE SET "
+               + ", ".join(f"{c} = excluded.{c}" for c in ANSWER_COLUMNS[7:] if c not in ("n_requests", "sample"))
                + ", n_requests = answers.n_requests + excluded.n_requests WHERE answers.status != 'valid'")
 _PUT_ATTEMPT = (f"INSERT INTO attempts ({', '.join(ATTEMPT_COLUMNS)}) "
                 f"VALUES ({', '.join(':' + c for c in ATTEMPT_COLUMNS)})")
@@ -164,10 +177,47 @@ def check_ledger(path: Path) -> None:
     except sqlite3.Error as exc:
         raise CollectionError(f"ledger {path} is corrupted or not a collection ledger ({exc}); "
                               f"move it aside to start a new one") from None
-    if ok != "ok" or version is None or int(version[0]) != LEDGER_SCHEMA:
+    if ok != "ok" or version is None or int(version[0]) not in READABLE_SCHEMAS:
         raise CollectionError(f"ledger {path} is corrupted or not a collection ledger "
                               f"(check: {ok}, schema: {version}); move it aside to start a new one")
     _known_healthy(path)
+
+
+def migrate(con: sqlite3.Connection) -> bool:
+    """Migrate a schema-1 ledger to schema 2 in one transaction: answers gain ``sample`` (0 for every
+    existing answer, now part of the key), ``p_first`` and ``p_outside``; attempts gain ``sample``.
+    Returns whether it migrated (a new or current ledger is left alone)."""
+    has_meta = con.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+    version = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() if has_meta else None
+    if version is None or int(version[0]) != 1:
+        return False
+    cols = ", ".join(V1_ANSWER_COLUMNS)
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        con.execute("ALTER TABLE answers RENAME TO answers_v1")
+        con.execute("DROP INDEX IF EXISTS answers_by_prompt")
+        for stmt in _SCHEMA.split(";"):
+            if "TABLE IF NOT EXISTS answers" in stmt or "INDEX IF NOT EXISTS answers_by_prompt" in stmt:
+                con.execute(stmt)
+        con.execute(f"INSERT INTO answers ({cols}) SELECT {cols} FROM answers_v1")
+        con.execute("DROP TABLE answers_v1")
+        con.execute("ALTER TABLE attempts ADD COLUMN sample INTEGER NOT NULL DEFAULT 0")
+        con.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(LEDGER_SCHEMA),))
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+    return True
+
+
+def answer_keys(con: sqlite3.Connection, key: str) -> set[tuple]:
+    """The :attr:`analysis.collection.jobs.Job.ledger_key` of every answer stored under a request key
+    (a schema-1 ledger, read before its migration, holds sample 0 only)."""
+    cols = {r[1] for r in con.execute("PRAGMA table_info(answers)")}
+    sample = "sample" if "sample" in cols else "0"
+    return set(con.execute(f"SELECT cell, display, arm, pair_id, ord, prompt_sha256, {sample} FROM answers "
+                           "WHERE request_key = ?", (key,)).fetchall())
 
 
 def _storage_words(exc: BaseException) -> str:
@@ -196,6 +246,7 @@ class Ledger:
         self.con.execute("PRAGMA journal_mode=WAL")
         self.con.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
         self.con.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints are the ledger's own (see put)
+        self.migrated = migrate(self.con)
         self.con.executescript(_SCHEMA)  # idempotent (CREATE ... IF NOT EXISTS)
         with self.transaction():
             self.con.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(LEDGER_SCHEMA),))
@@ -256,18 +307,19 @@ class Ledger:
             params=(cell, display, key))
 
     def answer_attempts(self, cell: str, display: str, key: str) -> dict[tuple, int]:
-        """Answers received (attempts of kind ``answer``) per job ``(arm, pair_id, ord, prompt_sha256)``."""
+        """Answers received (attempts of kind ``answer``) per job ``(arm, pair_id, ord, prompt_sha256, sample)``."""
         rows = self.con.execute(
-            "SELECT arm, pair_id, ord, prompt_sha256, COUNT(*) FROM attempts WHERE cell = ? AND display = ? "
-            "AND request_key = ? AND kind = 'answer' GROUP BY arm, pair_id, ord, prompt_sha256",
+            "SELECT arm, pair_id, ord, prompt_sha256, sample, COUNT(*) FROM attempts WHERE cell = ? AND display = ? "
+            "AND request_key = ? AND kind = 'answer' GROUP BY arm, pair_id, ord, prompt_sha256, sample",
             (cell, display, key)).fetchall()
-        return {r[:4]: int(r[4]) for r in rows}
+        return {r[:5]: int(r[5]) for r in rows}
 
-    def answer_for_prompt(self, key: str, sha: str) -> dict | None:
-        """Any persisted valid-or-model answer to this exact prompt under this request key (for reuse)."""
-        cur = self.con.execute("SELECT * FROM answers WHERE request_key = ? AND prompt_sha256 = ? "
+    def answer_for_prompt(self, key: str, sha: str, sample: int = 0) -> dict | None:
+        """Any persisted valid-or-model answer to this exact prompt and sample index under this request key
+        (for reuse: sample s of one job is copied only into sample s of another)."""
+        cur = self.con.execute("SELECT * FROM answers WHERE request_key = ? AND prompt_sha256 = ? AND sample = ? "
                                "AND reused_from IS NULL AND status != ? ORDER BY created_utc LIMIT 1",
-                               (key, sha, INVALID_TRANSPORT))
+                               (key, sha, int(sample), INVALID_TRANSPORT))
         row = cur.fetchone()
         return None if row is None else dict(zip([d[0] for d in cur.description], row))
 
@@ -359,8 +411,10 @@ class Ledger:
                 for line in fh:
                     with contextlib.suppress(ValueError):
                         obj = json.loads(line)
-                        answers += [{c: a.get(c) for c in ANSWER_COLUMNS} for a in obj.get("answers", [])]
-                        attempts += [{c: t.get(c) for c in ATTEMPT_COLUMNS} for t in obj.get("attempts", [])]
+                        answers += [{c: a.get(c, _ROW_DEFAULTS.get(c)) for c in ANSWER_COLUMNS}
+                                    for a in obj.get("answers", [])]
+                        attempts += [{c: t.get(c, _ROW_DEFAULTS.get(c)) for c in ATTEMPT_COLUMNS}
+                                     for t in obj.get("attempts", [])]
             with self.transaction():
                 if answers:
                     self.con.executemany(_PUT_ANSWER, answers)

@@ -25,6 +25,10 @@ from .subjects import Subject
 
 #: released record schema (spec §7) plus the prompt's SHA-256
 RECORD_COLUMNS = ["arm", "pair_id", "i", "j", "order", "patient", "chosen", "picked_i", "prompt_sha256"]
+#: added where a run has more than one sample per job (the released t1resample records' name)
+SAMPLE_COLUMN = "sample_id"
+#: added where answers carry log-probabilities (``--answer-format logprobs``)
+LOGPROB_COLUMNS = ["p_first", "p_outside"]
 
 
 def output_stem(cell: str, display: str, tag: str = "") -> str:
@@ -70,14 +74,29 @@ def check_writable(folder: Path) -> None:
         raise CollectionError(f"output folder {folder} is not writable ({exc.strerror or exc})") from None
 
 
+def record_columns(jobs: list[Job], answers: pd.DataFrame) -> list[str]:
+    """:data:`RECORD_COLUMNS`, plus ``sample_id`` where a job has more than one sample, plus the
+    log-probability columns where any answer carries them."""
+    extra = [SAMPLE_COLUMN] if any(jb.sample for jb in jobs) else []
+    if not answers.empty and "p_first" in answers and answers["p_first"].notna().any():
+        extra += LOGPROB_COLUMNS
+    return RECORD_COLUMNS + extra
+
+
 def job_records(jobs: list[Job], answers: pd.DataFrame) -> pd.DataFrame:
-    """Records (released schema + ``prompt_sha256``) of the jobs with a persisted answer, in job order."""
+    """Records (released schema + ``prompt_sha256`` [+ ``sample_id``, log-probabilities]) of the jobs with a
+    persisted answer, in job order."""
     frame = pd.DataFrame([{"arm": jb.arm, "pair_id": jb.pair_id, "i": jb.i, "j": jb.j, "order": jb.order,
-                           "prompt_sha256": jb.prompt_sha256, "_q": q} for q, jb in enumerate(jobs)])
+                           "prompt_sha256": jb.prompt_sha256, SAMPLE_COLUMN: jb.sample, "_q": q}
+                          for q, jb in enumerate(jobs)])
+    columns = record_columns(jobs, answers)
     if answers.empty:
-        return pd.DataFrame(columns=RECORD_COLUMNS)
-    a = answers.rename(columns={"ord": "order"})[["arm", "pair_id", "order", "prompt_sha256", "patient"]]
-    df = frame.merge(a, on=["arm", "pair_id", "order", "prompt_sha256"], how="inner").sort_values("_q")
+        return pd.DataFrame(columns=columns)
+    answers = answers.assign(**{c: answers[c] if c in answers else np.nan for c in LOGPROB_COLUMNS},
+                             sample=answers["sample"] if "sample" in answers else 0)
+    a = answers.rename(columns={"ord": "order", "sample": SAMPLE_COLUMN})[
+        ["arm", "pair_id", "order", "prompt_sha256", SAMPLE_COLUMN, "patient", *LOGPROB_COLUMNS]]
+    df = frame.merge(a, on=["arm", "pair_id", "order", "prompt_sha256", SAMPLE_COLUMN], how="inner").sort_values("_q")
     patient = pd.to_numeric(df["patient"], errors="coerce").to_numpy(dtype=float)
     first = np.where(df["order"] == 0, df["i"], df["j"])
     second = np.where(df["order"] == 0, df["j"], df["i"])
@@ -86,7 +105,7 @@ def job_records(jobs: list[Job], answers: pd.DataFrame) -> pd.DataFrame:
     df["patient"] = pd.array(patient, dtype="Float64").astype("Int64")
     df["chosen"] = pd.array(chosen, dtype="Float64").astype("Int64")
     df["picked_i"] = pd.array(picked, dtype="Float64").astype("Int64")
-    return df[RECORD_COLUMNS].reset_index(drop=True)
+    return df[columns].reset_index(drop=True)
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -128,9 +147,10 @@ def write_outputs(out: Path, subject: Subject, jobs: list[Job], ledger: Ledger, 
     cell, display = jobs[0].cell, jobs[0].display
     rec_path, meta_path = output_paths(out, subject.provider, subject.model, cell, display, subject.tag(key))
     answers = ledger.answers(cell, display, key)
-    current = {(jb.arm, jb.pair_id, jb.order, jb.prompt_sha256) for jb in jobs}
+    current = {(jb.arm, jb.pair_id, jb.order, jb.prompt_sha256, jb.sample) for jb in jobs}
     if not answers.empty:
-        mask = [k in current for k in zip(answers["arm"], answers["pair_id"], answers["ord"], answers["prompt_sha256"])]
+        mask = [k in current for k in zip(answers["arm"], answers["pair_id"], answers["ord"], answers["prompt_sha256"],
+                                           answers["sample"])]
         answers = answers[mask]
     recs = job_records(jobs, answers)
     data = recs.to_csv(index=False, lineterminator="\n").encode()
@@ -155,6 +175,7 @@ def write_outputs(out: Path, subject: Subject, jobs: list[Job], ledger: Ledger, 
         "n_reused": int(answers["reused_from"].notna().sum()) if not answers.empty else 0,
         "n_requests": int(answers["n_requests"].sum()) if not answers.empty else 0,
         "distinct_prompts": int(len({jb.prompt_sha256 for jb in jobs})),
+        "samples_per_job": 1 + max((jb.sample for jb in jobs), default=0),
         "complete": len(recs) == len(jobs),
         "tokens": {"input": int(answers["input_tokens"].sum()) if not answers.empty else 0,
                    "output": int(answers["output_tokens"].sum()) if not answers.empty else 0},
@@ -186,10 +207,12 @@ def answer_row(job: Job, key: str, reply: Reply | None, outcome: Outcome | None,
             "cost_usd": (outcome.cost if outcome else 0.0),
             "n_requests": outcome.n_requests if outcome else 0,
             "reused_from": reused_from, "raw": None if reply is None else REDACT(reply.raw)[:200],
-            "created_utc": now_utc()}
+            "created_utc": now_utc(), "sample": job.sample,
+            "p_first": None if reply is None else reply.p_first,
+            "p_outside": None if reply is None else reply.p_outside}
 
 
 def attempt_rows(job: Job, key: str, attempts: list[dict]) -> list[dict]:
     """The ledger rows of one job's attempts."""
     return [{"cell": job.cell, "display": job.display, "arm": job.arm, "pair_id": job.pair_id, "ord": job.order,
-             "request_key": key, "prompt_sha256": job.prompt_sha256, **a} for a in attempts]
+             "request_key": key, "prompt_sha256": job.prompt_sha256, "sample": job.sample, **a} for a in attempts]

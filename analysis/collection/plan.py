@@ -36,6 +36,8 @@ class Plan:
     actual_per_call: tuple[float, float] | None = None
     estimated_per_call: tuple[float, float] | None = None
     reestimated: bool = False
+    #: answers per prompt (``--samples R``): jobs, calls, tokens and cost count every sample
+    samples: int = 1
 
     def describe(self) -> str:
         def usd(x):
@@ -45,7 +47,8 @@ class Plan:
         price = "no price" if self.price is None else f"${self.price[0]:g} / ${self.price[1]:g} per million tokens"
         lines = [
             f"dry run: {self.cell} ({self.display}) with {self.provider}/{self.model}",
-            f"  jobs {self.n_jobs}, already in the ledger {self.n_persisted}, reusable identical prompts "
+            f"  jobs {self.n_jobs}" + (f" ({self.samples} samples per prompt)" if self.samples > 1 else "")
+            + f", already in the ledger {self.n_persisted}, reusable identical prompts "
             f"{self.n_reusable}, calls to make {self.n_calls}",
             f"  estimated tokens: input {self.input_tokens:,}, output {self.output_tokens:,} "
             f"(at most {self.output_cap_tokens:,} at the output cap)"
@@ -73,45 +76,49 @@ def plan(jobs: list[Job], subject: Subject, ledger_path: Path | None, *, reuse: 
         check_ledger(Path(ledger_path))
         con = sqlite3.connect(f"file:{ledger_path}?mode=ro", uri=True)
         try:
-            rows = con.execute("SELECT cell, display, arm, pair_id, ord, prompt_sha256, status, input_tokens, "
-                               "output_tokens, n_requests, reused_from FROM answers WHERE request_key = ?",
-                               (key,)).fetchall()
+            cols = {r[1] for r in con.execute("PRAGMA table_info(answers)")}
+            sample = "sample" if "sample" in cols else "0"  # a schema-1 ledger: every answer is sample 0
+            rows = con.execute(f"SELECT cell, display, arm, pair_id, ord, prompt_sha256, {sample}, status, "
+                               "input_tokens, output_tokens, n_requests, reused_from FROM answers "
+                               "WHERE request_key = ?", (key,)).fetchall()
         finally:
             con.close()
-    done = {r[:6] for r in rows if r[6] != INVALID_TRANSPORT}
-    shas_done = {r[5] for r in rows if r[6] == VALID}
-    todo = [jb for jb in jobs if (jb.cell, jb.display, jb.arm, jb.pair_id, jb.order, jb.prompt_sha256) not in done]
+    done = {r[:7] for r in rows if r[7] != INVALID_TRANSPORT}
+    shas_done = {(r[5], r[6]) for r in rows if r[7] == VALID}
+    todo = [jb for jb in jobs if jb.ledger_key not in done]
     reusable = 0
     calls = todo
-    if reuse:
-        seen: dict[str, Job] = {}
+    if reuse:  # sample s of a prompt is reused only as sample s
+        seen: dict[tuple[str, int], Job] = {}
         for jb in todo:
-            if jb.prompt_sha256 in shas_done or jb.prompt_sha256 in seen:
+            k = (jb.prompt_sha256, jb.sample)
+            if k in shas_done or k in seen:
                 reusable += 1
             else:
-                seen[jb.prompt_sha256] = jb
+                seen[k] = jb
         calls = list(seen.values())
     if price is None:
         prices = load_prices() if prices is None else prices
         price = price_for(prices, subject.provider, subject.model)
     tokens = TokenModel(subject)
-    prompt_of = {(jb.cell, jb.display, jb.arm, jb.pair_id, jb.order, jb.prompt_sha256): jb.prompt for jb in jobs}
+    prompt_of = {jb.ledger_key: jb.prompt for jb in jobs}
     n_actual, sums = 0, [0, 0, 0, 0]
     for r in rows:
-        p = prompt_of.get(r[:6])
-        if p is None or r[10] is not None or not (r[7] or r[8]):
+        p = prompt_of.get(r[:7])
+        if p is None or r[11] is not None or not (r[8] or r[9]):
             continue
-        n = max(int(r[9] or 1), 1)
+        n = max(int(r[10] or 1), 1)
         ei, eo, _ = tokens.estimate(p)
-        tokens.observe(p, r[7] / n, r[8] / n)
+        tokens.observe(p, r[8] / n, r[9] / n)
         n_actual += 1
-        sums = [sums[0] + r[7] / n, sums[1] + r[8] / n, sums[2] + ei, sums[3] + eo]
+        sums = [sums[0] + r[8] / n, sums[1] + r[9] / n, sums[2] + ei, sums[3] + eo]
     tin = tout = tcap = 0
     for jb in calls:
         a, b, c = tokens.estimate(jb.prompt)
         tin, tout, tcap = tin + a, tout + b, tcap + c
     out = Plan(jobs[0].cell, jobs[0].display, subject.provider, subject.model, len(jobs), len(jobs) - len(todo),
-               reusable, len(calls), tin, tout, tcap, price, cost_of(price, tin, tout), cost_of(price, tin, tcap))
+               reusable, len(calls), tin, tout, tcap, price, cost_of(price, tin, tout), cost_of(price, tin, tcap),
+               samples=1 + max(jb.sample for jb in jobs))
     if n_actual:
         out.n_actual = n_actual
         out.actual_per_call = (sums[0] / n_actual, sums[1] / n_actual)

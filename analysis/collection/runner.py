@@ -27,7 +27,7 @@ from ..cells import Cell, parse_cell
 from .answers import ANSWER_FORMATS, Reply
 from .errors import Abort, CollectionError, ContextTooLong, Fatal, StorageFault, Transient, Unreachable
 from .jobs import Job, now_utc
-from .jobs import job_list
+from .jobs import job_list, with_samples
 from .ledger import INVALID, INVALID_TRANSPORT, LEDGER_NAME, Ledger, check_ledger, ledger_lock
 from .outputs import answer_row, attempt_rows, check_writable, write_outputs
 from .plan import Plan, plan
@@ -39,6 +39,13 @@ from .subjects import DEFAULT_KEY_ENV, PROVIDERS, Subject, make_subject, request
 
 #: characters per token assumed when checking prompts against a reported context (a lower bound on tokens)
 CONTEXT_CHARS_PER_TOKEN = 4.0
+
+
+def check_samples(samples: object) -> int:
+    """``--samples R``: a whole number of at least 1 (one line otherwise)."""
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+        raise CollectionError(f"--samples must be a whole number of at least 1, not {samples!r}")
+    return samples
 
 
 def _stderr(msg: str) -> None:
@@ -65,7 +72,7 @@ class RunSettings:
 
 
 def _key(job: Job) -> tuple:
-    return (job.arm, job.pair_id, job.order, job.prompt_sha256)
+    return (job.arm, job.pair_id, job.order, job.prompt_sha256, job.sample)
 
 
 def todo_jobs(jobs: list[Job], subject: Subject, ledger: Ledger, key: str, reask: int) -> tuple[list[Job], dict]:
@@ -78,8 +85,9 @@ def todo_jobs(jobs: list[Job], subject: Subject, ledger: Ledger, key: str, reask
         return list(jobs), {}
     asked = ledger.answer_attempts(cell, display, key) if reask > 1 else {}
     done, before = set(), {}
-    for r in have[["arm", "pair_id", "ord", "prompt_sha256", "status", "raw", "response_id"]].itertuples(index=False):
-        k = (r.arm, int(r.pair_id), int(r.ord), r.prompt_sha256)
+    for r in have[["arm", "pair_id", "ord", "prompt_sha256", "sample", "status", "raw",
+                   "response_id"]].itertuples(index=False):
+        k = (r.arm, int(r.pair_id), int(r.ord), r.prompt_sha256, int(r.sample))
         if r.status == INVALID_TRANSPORT or (subject.paid and r.status == INVALID and not r.raw and not r.response_id):
             continue  # an envelope or transport problem stored by an older collector: ask again
         if r.status == INVALID and reask > asked.get(k, 1):
@@ -114,17 +122,19 @@ class Runner:
         todo, before = todo_jobs(self.jobs, self.subject, self.ledger, self.key, self.s.reask)
         if not self.s.reuse:
             return [[jb] for jb in todo], before
-        by_sha: dict[str, list[Job]] = {}
-        for jb in todo:
-            by_sha.setdefault(jb.prompt_sha256, []).append(jb)
+        by_sha: dict[tuple[str, int], list[Job]] = {}
+        for jb in todo:  # sample s of a prompt is reused only as sample s: R answers stay R independent draws
+            by_sha.setdefault((jb.prompt_sha256, jb.sample), []).append(jb)
         units, copies = [], []
-        for sha, group in by_sha.items():
-            src = self.ledger.answer_for_prompt(self.key, sha)
+        for (sha, sample), group in by_sha.items():
+            src = self.ledger.answer_for_prompt(self.key, sha, sample)
             if src is None:
                 units.append(group)
                 continue
-            tag = f"{src['cell']}/{src['display']}/{src['arm']}/{src['pair_id']}/{src['ord']}"
-            reply = Reply(src["patient"], src["served_model"] or "", src["response_id"] or "", raw=src["raw"] or "")
+            tag = f"{src['cell']}/{src['display']}/{src['arm']}/{src['pair_id']}/{src['ord']}" + (
+                f"/s{sample}" if sample else "")
+            reply = Reply(src["patient"], src["served_model"] or "", src["response_id"] or "", raw=src["raw"] or "",
+                          p_first=src.get("p_first"), p_outside=src.get("p_outside"))
             copies += [answer_row(jb, self.key, reply, None, tag) for jb in group]
         if copies:
             self.ledger.put(copies, [])
@@ -424,13 +434,15 @@ def collect(cell: "str | Cell", provider: str, model: str, out: str | os.PathLik
             progress: bool = True, jobs: list[Job] | None = None, subject: Subject | None = None,
             stop: threading.Event | None = None, price: tuple[float, float] | None = None,
             answer_format: str = "tool", controller: Controller | None = None,
-            preflight: bool = True) -> "RunResult | Plan":
+            preflight: bool = True, samples: int = config.SAMPLES_DEFAULT) -> "RunResult | Plan":
     """Collect one cell: check everything, then ask every unanswered job, then write records + metadata.
 
     Every check that can fail (provider, cell, display, model, key, output folder, ledger and its
     lock, price for a budget) runs before anything is written. ``dry_run`` returns a :class:`Plan` and
     writes nothing. ``price`` (``--price-in/--price-out``) overrides the price table (``(0, 0)`` for a
-    local model). Raises :class:`CollectionError` (one line) on a problem the user must fix, and
+    local model). ``samples`` (``--samples R``) asks every job R times, each answer its own ledger row
+    (sample 0 .. R-1; the dry run prices all R). Raises :class:`CollectionError` (one line) on a problem the
+    user must fix, and
     :class:`Unreachable` (after writing the records) when the endpoint stopped answering.
     """
     if provider not in PROVIDERS:
@@ -442,6 +454,7 @@ def collect(cell: "str | Cell", provider: str, model: str, out: str | os.PathLik
         raise CollectionError(f"replay serves the battery records (display 'numeric'), not display {display!r}")
     if concurrency < 1 or reask < 1 or policy.max_attempts < 1:
         raise CollectionError("concurrency, reask and retries must be at least 1")
+    check_samples(samples)
     if answer_format not in ANSWER_FORMATS:
         raise CollectionError(f"unknown answer format {answer_format!r}; expected one of {', '.join(ANSWER_FORMATS)}")
     max_cost = check_max_cost(max_cost)
@@ -461,7 +474,7 @@ def collect(cell: "str | Cell", provider: str, model: str, out: str | os.PathLik
             raise CollectionError(f"--max-cost needs a price for {subject.provider}/{subject.model}: "
                                   f"give --price-in/--price-out (0 0 for a local model) or --prices FILE "
                                   f"(or set {PRICES_ENV})")
-        jobs = job_list(c, display) if jobs is None else jobs
+        jobs = with_samples(job_list(c, display) if jobs is None else jobs, samples)
         if not jobs:
             raise CollectionError(f"cell {c.id} has no jobs")
         check_ledger(ledger_path)  # a corrupted ledger is refused before anything (even the lock file) is written
@@ -481,6 +494,7 @@ def collect(cell: "str | Cell", provider: str, model: str, out: str | os.PathLik
                 key, settings_json = request_key(subject)
                 info = {"api_key_env": (api_key_env or DEFAULT_KEY_ENV.get(provider)) if subject.paid else None,
                         "price": list(price) if price else None, "reuse": reuse_identical_prompts, "reask": reask,
+                        "samples": samples,
                         "policy": dataclasses.asdict(policy), "answer_format": answer_format,
                         "this_run": {**stats, "started_utc": started, "finished_utc": now_utc(),
                                      "concurrency": concurrency, "max_cost_usd": max_cost}}

@@ -34,7 +34,7 @@ from .regeneration import (CONCURRENT_RECORDS, REGEN_BOOT_DRAWS, REGEN_CELLS, RE
                            concurrent_frozen, concurrent_pairs, concurrent_records, frozen_baseline_checks,
                            regeneration_pairs, regeneration_records, regeneration_summary, table19, v41_difference)
 from .scaling import comparator_moves, scaling_sensitivity
-from .temperature import (SINGLE_RESPONSE_SUPPORT, outside_support, probability_contrast_by_pair, t1_records,
-                          temperature_check, temperature_table)
+from .temperature import (SINGLE_RESPONSE_SUPPORT, outside_support, pooled_contrast_by_pair,
+                          probability_contrast_by_pair, t1_records, temperature_check, temperature_table)
 
 __all__ = [name for name in dir() if not name.startswith("_") and name != "annotations"]

@@ -33,6 +33,9 @@ def make_subject(provider: str, model: str, cell: "str | Cell", *, base_url: str
         return SimulatedSubject.preset(model, seed=sim_seed, **(settings or {}))
     if provider not in PAID:
         raise CollectionError(f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}")
+    if answer_format == "logprobs" and provider != "openai":
+        raise CollectionError("--answer-format logprobs needs an OpenAI-compatible server (--provider openai: "
+                              "vLLM, llama.cpp's server, OpenAI models that accept logprobs)")
     if not (isinstance(timeout, (int, float)) and 0 < timeout < float("inf")):
         raise CollectionError(f"--timeout must be a positive number of seconds, not {timeout}")
     env = api_key_env or DEFAULT_KEY_ENV[provider]

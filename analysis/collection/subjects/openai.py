@@ -3,10 +3,14 @@ the official ``openai`` SDK, with a forced function tool; per-model settings in 
 from __future__ import annotations
 
 from ... import config
-from ..answers import Reply, patient_from_content, patient_from_tool_calls
+from ..answers import (Reply, answer_token_probabilities, patient_from_content, patient_from_text,
+                       patient_from_tool_calls)
 from ..errors import Fatal, Transient
 from ..jobs import Job
 from .sdk import SDKSubject, context_from_entry, preflight_status, reply_of, tokens_of
+
+#: ``--answer-format logprobs``: the answer as one token (1 or 2) with its top log-probabilities (issue 20)
+LOGPROBS_REQUEST = {"max_tokens": config.LOGPROBS_MAX_TOKENS, "logprobs": True, "top_logprobs": config.LOGPROBS_TOP}
 
 #: first matching ``fnmatch`` pattern on the requested model id wins
 OPENAI_SETTINGS = [
@@ -50,7 +54,16 @@ class OpenAISubject(SDKSubject):
         kw = {"model": self.model, "messages": [{"role": "user", "content": prompt}], **self.settings}
         if self.answer_format == "tool":
             kw.update(tools=[self.tool], tool_choice=self.tool_choice)
+        elif self.answer_format == "logprobs":
+            kw.pop("max_completion_tokens", None)
+            kw.update(LOGPROBS_REQUEST)
         return kw
+
+    def request_settings(self) -> dict:
+        s = super().request_settings()
+        if self.answer_format == "logprobs":  # part of the request key, like the answer format itself
+            s["logprobs_request"] = dict(LOGPROBS_REQUEST)
+        return s
 
     def preflight(self) -> None:
         """``GET /models``: the endpoint answers, the key is accepted, the model is listed (and its
@@ -92,5 +105,43 @@ class OpenAISubject(SDKSubject):
             patient = patient_from_content(str(text), self.answer_format)
             raw = raw or str(text)
         usage = body.get("usage")
-        return reply_of(patient, body, tokens_of(usage, "prompt_tokens"), tokens_of(usage, "completion_tokens"),
-                        raw, str(choice.get("finish_reason") or ""))
+        reply = reply_of(patient, body, tokens_of(usage, "prompt_tokens"), tokens_of(usage, "completion_tokens"),
+                         raw, str(choice.get("finish_reason") or ""))
+        if self.answer_format == "logprobs":
+            reply = logprob_reply(reply, choice, str(text))
+        return reply
+
+
+def first_token_logprobs(choice: dict) -> tuple[str | None, list]:
+    """``(sampled token, top log-probabilities)`` of a choice's first generated token.
+
+    Reads the chat-completions shape ``logprobs.content[0].{token, top_logprobs: [{token, logprob}]}``
+    (OpenAI, vLLM, llama.cpp's server) and the completions shape ``logprobs.{tokens, top_logprobs:
+    [{token: logprob}]}`` (older llama-cpp-python); ``(None, [])`` when the reply has none.
+    """
+    lp = choice.get("logprobs")
+    if not isinstance(lp, dict):
+        return None, []
+    content = lp.get("content")
+    if isinstance(content, list) and content and isinstance(content[0], dict):
+        first = content[0]
+        top = first.get("top_logprobs")
+        return (None if first.get("token") is None else str(first.get("token"))), top if isinstance(top, list) else []
+    tokens, top = lp.get("tokens"), lp.get("top_logprobs")
+    if isinstance(top, list) and top and isinstance(top[0], dict):
+        token = str(tokens[0]) if isinstance(tokens, list) and tokens else None
+        return token, [{"token": k, "logprob": v} for k, v in top[0].items()]
+    return None, []
+
+
+def logprob_reply(reply: Reply, choice: dict, text: str) -> Reply:
+    """``--answer-format logprobs``: the sampled answer token and P(patient 1) with the mass outside 1 and 2.
+
+    The sampled choice is the first token when it reads 1 or 2 (else the content's first standalone
+    1 or 2); P(patient 1) is normalised over the two answer tokens of the first token's top
+    log-probabilities (:func:`analysis.collection.answers.answer_token_probabilities`)."""
+    token, top = first_token_logprobs(choice)
+    sampled = patient_from_text(token.strip()) if token is not None else None
+    reply.patient = sampled if sampled is not None else patient_from_text(text)
+    reply.p_first, reply.p_outside = answer_token_probabilities(top)
+    return reply

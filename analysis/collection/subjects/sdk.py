@@ -258,7 +258,8 @@ class SDKSubject(Subject):
         return f"s{key[:8]}" if self.overrides or self.answer_format != "tool" else ""
 
     def suffix(self) -> str:
-        return {"tool": "", "json": JSON_INSTRUCTION, "text": prompts.TEXT_FALLBACK}[self.answer_format]
+        return {"tool": "", "json": JSON_INSTRUCTION, "text": prompts.TEXT_FALLBACK,
+                "logprobs": prompts.TEXT_FALLBACK}[self.answer_format]
 
     def prompt_of(self, job: Job) -> str:
         return job.prompt + self.suffix()

@@ -137,18 +137,20 @@ class SimulatedSubject(Subject):
         h = hashlib.sha256(f"{tag}:{self.params.seed}:{prompt_sha}".encode()).digest()
         return int.from_bytes(h[:8], "big") / 2.0**64
 
-    def choose(self, prompt: str, prompt_sha: str | None = None) -> int | None:
-        """The answer to a prompt: 1, 2, or None (invalid)."""
+    def choose(self, prompt: str, prompt_sha: str | None = None, sample: int = 0) -> int | None:
+        """The answer to a prompt: 1, 2, or None (invalid). Sample k of the prompt (``--samples R``) is its own
+        draw (sample 0 is the draw of one answer per prompt)."""
         sha = prompt_sha or sha256_text(prompt)
         p1 = self.probability_first(prompt)
         if math.isnan(p1):
             return None
-        if self.params.invalid_rate > 0 and self._uniform("invalid", sha) < self.params.invalid_rate:
+        suffix = f":{sample}" if sample else ""
+        if self.params.invalid_rate > 0 and self._uniform("invalid" + suffix, sha) < self.params.invalid_rate:
             return None
-        return 1 if self._uniform("choice", sha) < p1 else 2
+        return 1 if self._uniform("choice" + suffix, sha) < p1 else 2
 
     def ask(self, job: Job) -> Reply:
-        patient = self.choose(job.prompt, job.prompt_sha256)
+        patient = self.choose(job.prompt, job.prompt_sha256, job.sample)
         return Reply(patient, self.model, raw="" if patient is None else json.dumps({"patient": patient}),
                      finish="simulated")
 
