@@ -28,26 +28,29 @@ GGUF="$(scripts/live_build.sh | tail -n 1)"
 source scripts/live_server.sh
 live_server_start "$GGUF" "${LIVE_N_CTX:-8192}"   # sets LIVE_URL, LIVE_PID, LIVE_LOG, LIVE_SERVER_ARGS; installs the trap
 
-ARGS=(--provider openai --base-url "$LIVE_URL/v1" --model "$MODEL_ID" --battery "$BATTERY")
-[ "$BATTERY" = smoke ] && ARGS+=(--pairs "${LIVE_PAIRS:-24}")
-ARGS+=(--concurrency 1 --timeout "${LIVE_TIMEOUT:-600}" --price-in 0 --price-out 0 --api-key-env LIVE_API_KEY)
-[ "$FORMAT" = tool ] || ARGS+=(--answer-format "$FORMAT")
-ARGS+=(--out "$OUT")
-echo "live: $PY -m analysis audit ${ARGS[*]}" >&2
+# LIVE_PAIRS may list several sizes ("6 12 24"): the same server answers each in turn and the card is written after
+# each (a ledger answer is never asked twice), so an interrupted run still leaves the card of the last size reached.
 since="$(date -u +%Y-%m-%dT%H:%M:%S+00:00)"
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 start=$(date +%s)
-# the local server needs no key; a placeholder, never a real key, goes in LIVE_API_KEY
-LIVE_API_KEY="local-server-needs-no-key" "$PY" -m analysis audit "${ARGS[@]}"
-elapsed=$(( $(date +%s) - start ))
-load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
-echo "live: audit finished in ${elapsed} s" >&2
-[ "$BATTERY" = smoke ] || { echo "live: $BATTERY card in $OUT/" >&2; exit 0; }
+for PAIRS in ${LIVE_PAIRS:-24}; do
+  ARGS=(--provider openai --base-url "$LIVE_URL/v1" --model "$MODEL_ID" --battery "$BATTERY")
+  [ "$BATTERY" = smoke ] && ARGS+=(--pairs "$PAIRS")
+  ARGS+=(--concurrency 1 --timeout "${LIVE_TIMEOUT:-600}" --price-in 0 --price-out 0 --api-key-env LIVE_API_KEY)
+  [ "$FORMAT" = tool ] || ARGS+=(--answer-format "$FORMAT")
+  ARGS+=(--out "$OUT")
+  echo "live: $PY -m analysis audit ${ARGS[*]}" >&2
+  # the local server needs no key; a placeholder, never a real key, goes in LIVE_API_KEY
+  LIVE_API_KEY="local-server-needs-no-key" "$PY" -m analysis audit "${ARGS[@]}"
+  elapsed=$(( $(date +%s) - start ))
+  load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "live: audit with $PAIRS pairs finished, ${elapsed} s since the start" >&2
+  [ "$BATTERY" = smoke ] || continue
 
-mkdir -p "$EXAMPLE"
-"$PY" scripts/live_meta.py --ledger "$OUT/ledger.sqlite" --server-log "$LIVE_LOG" --since "$since" \
-    --out "$OUT/live_server.json" > /dev/null
-"$PY" - "$OUT" "$EXAMPLE" "$elapsed" "$load_before" "$load_after" "${LIVE_SERVER_ARGS[*]}" <<'PY'
+  mkdir -p "$EXAMPLE"
+  "$PY" scripts/live_meta.py --ledger "$OUT/ledger.sqlite" --server-log "$LIVE_LOG" --since "$since" \
+      --out "$OUT/live_server.json" > /dev/null
+  "$PY" - "$OUT" "$EXAMPLE" "$elapsed" "$load_before" "$load_after" "${LIVE_SERVER_ARGS[*]}" <<'PY'
 import json, os, pathlib, sys
 out, example, elapsed, before, after, server_args = sys.argv[1:]
 card = json.loads((pathlib.Path(out) / "report_card.json").read_text())
@@ -57,7 +60,8 @@ meta.update(audit_wall_seconds=int(elapsed), load_average_before=before, load_av
 card["live_server"] = meta  # written by scripts/live.sh from the ledger and the server's log (scripts/live_meta.py)
 (pathlib.Path(example) / "report_card.json").write_text(json.dumps(card, indent=1, ensure_ascii=False) + "\n")
 PY
-cp "$OUT/report_card.html" "$EXAMPLE/"
-"$PY" scripts/live_readme.py --card "$EXAMPLE/report_card.json" --format "$FORMAT" --out-dir "$OUT" \
-    --pairs "${LIVE_PAIRS:-24}" --timeout "${LIVE_TIMEOUT:-600}" > "$EXAMPLE/README.md"
-echo "live: card copied to $EXAMPLE/" >&2
+  cp "$OUT/report_card.html" "$EXAMPLE/"
+  "$PY" scripts/live_readme.py --card "$EXAMPLE/report_card.json" --format "$FORMAT" --out-dir "$OUT" \
+      --pairs "$PAIRS" --timeout "${LIVE_TIMEOUT:-600}" --steps "${LIVE_PAIRS:-24}" > "$EXAMPLE/README.md"
+  echo "live: card of $PAIRS pairs copied to $EXAMPLE/" >&2
+done

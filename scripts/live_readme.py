@@ -32,7 +32,7 @@ def _build() -> str:
     return f"{secs} s with {jobs} build jobs"
 
 
-def render(card: dict, fmt: str, out_dir: str, pairs: int, timeout: int) -> str:
+def render(card: dict, fmt: str, out_dir: str, pairs: int, timeout: int, steps: str = "") -> str:
     live = card.get("live_server", {})
     pins, wheel = _pins()
     fmt_arg = "" if fmt == "tool" else f" --answer-format {fmt}"
@@ -56,6 +56,9 @@ def render(card: dict, fmt: str, out_dir: str, pairs: int, timeout: int) -> str:
         "## Measured in this run",
         "",
         f"- wall time of the audit: **{live.get('audit_wall_seconds', '?')} s** on {live.get('cores', '?')} cores "
+        + (f"(`LIVE_PAIRS=\"{steps}\"`: the sizes were answered in turn by one server, this card is the "
+           f"{pairs}-pair one) " if len(steps.split()) > 1 else "")
+        + 
         f"(load average before {live.get('load_average_before', '?')}, after {live.get('load_average_after', '?')}; "
         f"the machine is shared); answers already in the ledger are never asked again, so a rerun takes seconds;",
         f"- calls made: {live.get('n_calls', '?')}; build time of the server: {_build()};",
@@ -70,9 +73,6 @@ def render(card: dict, fmt: str, out_dir: str, pairs: int, timeout: int) -> str:
                      f"{live['completions_with_prefix_hit']} calls (its log's `prefix-match hit` lines; the server "
                      f"returns no `timings`).")
     lines += ["", "## What the card says", "", resp.get("statement", "(no responsiveness check)"), ""]
-    prob = resp.get("probability")
-    if prob:
-        lines += [prob.get("statement", ""), ""]
     lines += ["## Licences", ""] + [f"- {k}: {v}" for k, v in LICENCES.items()] + [""]
     return "\n".join(lines)
 
@@ -84,8 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out-dir", default="audit_out/smollm2")
     ap.add_argument("--pairs", type=int, default=24)
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--steps", default="", help="LIVE_PAIRS as given (several sizes answered in turn)")
     a = ap.parse_args(argv)
-    sys.stdout.write(render(json.loads(a.card.read_text()), a.format, a.out_dir, a.pairs, a.timeout))
+    sys.stdout.write(render(json.loads(a.card.read_text()), a.format, a.out_dir, a.pairs, a.timeout, a.steps))
     return 0
 
 
