@@ -41,7 +41,9 @@ TOOL = {"type": "function", "function": {"name": config.TOOL_NAME, "description"
         "parameters": {"type": "object", "properties": {"patient": {"type": "integer", "enum": [1, 2]}},
                        "required": ["patient"]}}}
 TOOL_CHOICE = {"type": "function", "function": {"name": config.TOOL_NAME}}
-FLAGS = {"project": {"n_threads": 1, "n_threads_batch": os.cpu_count() or 2, "logits_all": False},
+#: scripts/live_server.sh's rule: every core for the prompt unless the 1-minute load average already exceeds them
+_BATCH = 1 if os.getloadavg()[0] > (os.cpu_count() or 2) else (os.cpu_count() or 2)
+FLAGS = {"project": {"n_threads": 1, "n_threads_batch": _BATCH, "logits_all": False},
          "old": {"n_threads": 2, "n_threads_batch": 2, "logits_all": True}}
 
 # The raw side, run by the live venv's python: reads {"gguf", "flags", "requests"} on stdin, prints one JSON line
