@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -33,7 +34,8 @@ def _build() -> str:
 
 
 def render(card: dict, fmt: str, out_dir: str, pairs: int, timeout: int, steps: str = "") -> str:
-    live = card.get("live_server", {})
+    live = dict(card.get("live_server", {}))
+    live["server_arguments"] = re.sub(r"--port \d+", "--port PORT", live.get("server_arguments", "?"))
     pins, wheel = _pins()
     fmt_arg = "" if fmt == "tool" else f" --answer-format {fmt}"
     resp = card.get("responsiveness", {})

@@ -68,3 +68,13 @@ def test_no_probabilities_no_probability_check():
     assert "probability" not in A.responsiveness({cond.key: rec}, [cond], draws=DRAWS)
     assert probability_responsiveness({cond.key: rec}, [cond], draws=DRAWS) is None
     assert np.isnan(_records(lambda o, t: 0.9)["p_outside"]).sum() == 0
+
+
+def test_too_few_pairs_to_tell():
+    cond = A.Condition(CELL)
+
+    def p_first(order, t):
+        return 0.9 if (t == 1) == (order == 0) else 0.6
+    r = A.responsiveness({cond.key: _records(p_first, n=4)}, [cond], draws=DRAWS)
+    assert r["probability"]["n_pairs"] == 4 and r["probability"]["follows_patients"] is None
+    assert "too coarse" in r["statement"]

@@ -155,6 +155,9 @@ def statement(r: dict) -> str:
 #: seeds of the probability check's pair-bootstrap intervals (position effect, expected accuracy)
 PROB_POSITION_SEED = 0
 PROB_ACCURACY_SEED = config.CELL_ERROR_SEED
+#: fewest factual pairs for a statement on whether the probabilities follow the patients: a percentile pair
+#: bootstrap over fewer pairs has only a handful of distinct resamples (a 2-pair live card gave [50.2, 50.9])
+PROB_MIN_PAIRS = 10
 
 
 def factual_probabilities(rec: pd.DataFrame, cond: Condition) -> pd.DataFrame:
@@ -190,7 +193,8 @@ def probability_responsiveness(recs: dict[str, pd.DataFrame], conditions: list[C
       prioritise, averaged over pairs, against 50% for chance; and by expected choice (the pairs whose patient
       to prioritise is the target or the other patient), since a position bias moves them in opposite ways.
 
-    ``follows_patients``: the 95% pair-bootstrap interval of the expected accuracy lies above 50%.
+    ``follows_patients``: the 95% pair-bootstrap interval of the expected accuracy lies above 50% (None with
+    fewer than :data:`PROB_MIN_PAIRS` pairs: too few to tell).
     """
     per = [factual_probabilities(recs[c.key], c) for c in conditions
            if c.display == "numeric" and recs.get(c.key) is not None]
@@ -215,7 +219,8 @@ def probability_responsiveness(recs: dict[str, pd.DataFrame], conditions: list[C
         if mask.any():
             out["by_expected_choice"][name] = {"n_pairs": int(mask.sum()),
                                                "expected_accuracy_pct": float(100 * expected[mask].mean())}
-    out["follows_patients"] = bool(out["expected_accuracy_ci"][0] > CHANCE_PCT)
+    out["follows_patients"] = (bool(out["expected_accuracy_ci"][0] > CHANCE_PCT) if len(fp) >= PROB_MIN_PAIRS
+                               else None)
     return out
 
 
@@ -233,7 +238,10 @@ def probability_statement(p: dict | None, argmax_interpretable: bool | None) -> 
          f"{p['patient_ci'][1]:+.3f}] towards the patient to prioritise when the patients swapped (patient effect); "
          f"expected accuracy {p['expected_accuracy_pct']:.1f}% [{lo:.1f}, {hi:.1f}] against "
          f"{p['chance_pct']:.0f}% for chance ({by}).")
-    if p["follows_patients"] and argmax_interpretable is False:
+    if p["follows_patients"] is None:
+        s += (f" With {p['n_pairs']} pairs (fewer than {PROB_MIN_PAIRS}) the interval is too coarse to say whether the "
+              f"probabilities follow the patients.")
+    elif p["follows_patients"] and argmax_interpretable is False:
         s += (" The probabilities follow the patients although the sampled answers do not: the reliance read from "
               "P(target) on this card is a deviation from the protocol (which reads one sampled answer a prompt), "
               "labelled as such.")
