@@ -78,3 +78,12 @@ def test_too_few_pairs_to_tell():
     r = A.responsiveness({cond.key: _records(p_first, n=4)}, [cond], draws=DRAWS)
     assert r["probability"]["n_pairs"] == 4 and r["probability"]["follows_patients"] is None
     assert "too coarse" in r["statement"]
+
+
+def test_argmax_over_the_two_tokens():
+    def p_first(order, t):
+        return 0.9 if (t == 1) == (order == 0) else 0.6
+    p = _check(p_first)["probability"]
+    assert p["argmax_order_flip_share"] == 1.0 and p["argmax_accuracy_pct"] == 50.0  # always Patient 1 by argmax
+    right = _check(lambda order, t: 0.8 if (t == 1) == (order == 0) else 0.3)["probability"]
+    assert right["argmax_order_flip_share"] == 0.0 and right["argmax_accuracy_pct"] == 100.0

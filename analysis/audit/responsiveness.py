@@ -215,6 +215,12 @@ def probability_responsiveness(recs: dict[str, pd.DataFrame], conditions: list[C
            "expected_accuracy_pct": float(100 * expected.mean()),
            "expected_accuracy_ci": list(E.boot_ci(100 * expected, PROB_ACCURACY_SEED, draws)),
            "by_expected_choice": {}, "chance_pct": CHANCE_PCT}
+    # the argmax over the two answer tokens (Patient 1 where P(Patient 1) >= 0.5), the sampled-answer check's twin
+    first = np.c_[fp["p1_o0"] >= 0.5, fp["p1_o1"] >= 0.5]
+    picks_target = np.c_[first[:, 0], ~first[:, 1]]  # order 0: the target is Patient 1; order 1: Patient 2
+    right = picks_target == (fp["truth"].to_numpy() == 1)[:, None]
+    out.update(argmax_order_flip_share=float((first[:, 0] == first[:, 1]).mean()),
+               argmax_accuracy_pct=float(100 * right.mean()))
     for name, mask in (("target", fp["truth"].to_numpy() == 1), ("other", fp["truth"].to_numpy() != 1)):
         if mask.any():
             out["by_expected_choice"][name] = {"n_pairs": int(mask.sum()),
@@ -232,7 +238,9 @@ def probability_statement(p: dict | None, argmax_interpretable: bool | None) -> 
     by = "; ".join(f"{v['expected_accuracy_pct']:.1f}% where the {'target' if k == 'target' else 'other patient'} is "
                    f"the one to prioritise ({v['n_pairs']:,} pairs)" for k, v in p["by_expected_choice"].items())
     s = (f"Choice probabilities (--answer-format logprobs, {p['n_pairs']:,} factual pairs): mean P(Patient 1) "
-         f"{p['mean_p_first']:.3f}; P(target) changed by {p['position_effect']:+.3f} "
+         f"{p['mean_p_first']:.3f}; by the argmax over the tokens 1 and 2 the chosen patient changed with the order "
+         f"in {_pct(p['argmax_order_flip_share'])} of the pairs and ranking accuracy was {p['argmax_accuracy_pct']:.1f}%; "
+         f"P(target) changed by {p['position_effect']:+.3f} "
          f"[{p['position_ci'][0]:+.3f}, {p['position_ci'][1]:+.3f}] between the orders (position effect; 0 for no "
          f"position bias) and P(Patient 1) by {p['patient_effect']:+.3f} [{p['patient_ci'][0]:+.3f}, "
          f"{p['patient_ci'][1]:+.3f}] towards the patient to prioritise when the patients swapped (patient effect); "
