@@ -31,7 +31,7 @@ CHARS_PER_TOKEN = 3.0  # numbers-heavy prompts tokenise densely
 #: (audit_out/example/report_card.json: the server's input tokens over the estimate of the same prompts; small
 #: models' tokenizers split numbers into single digits, and chatml-function-calling adds the tool to the prompt).
 #: tests/test_token_calibration.py recomputes it from that card.
-INPUT_TOKEN_FACTOR = {"anthropic": 1.0, "openai": 1.0, "local": 2.2248}
+INPUT_TOKEN_FACTOR = {"anthropic": 1.0, "openai": 1.0, "local": 2.2237}
 #: answers after which the remaining tokens are re-estimated from the server's ``usage``
 REESTIMATE_AFTER = 20
 
