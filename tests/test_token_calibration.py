@@ -38,5 +38,7 @@ def test_estimate_is_calibrated_for_a_local_endpoint_only():
     hosted = C.make_subject("openai", "gpt-x", job.cell, base_url="https://api.example.org/v1", api_key_env="PATH")
     assert C.endpoint_kind(local) == "local" and C.endpoint_kind(hosted) == "openai"
     raw = C.raw_input_estimate(job.prompt, "openai")
-    assert C.estimate_tokens(job.prompt, hosted)[0] == raw
-    assert_allclose(C.estimate_tokens(job.prompt, local)[0], raw * C.INPUT_TOKEN_FACTOR["local"], atol=1)
+    assert C.estimate_tokens(job.prompt, hosted)[0] == C.estimate_tokens(job.prompt, local)[0] == raw  # the budget's
+    # the plan's prior is calibrated for the local endpoint only
+    assert C.plan([job], hosted, None).input_tokens == raw
+    assert_allclose(C.plan([job], local, None).input_tokens, raw * C.INPUT_TOKEN_FACTOR["local"], atol=1)

@@ -21,7 +21,7 @@ from .ledger import LEDGER_NAME, LEDGER_SCHEMA, Ledger, check_ledger, ledger_loc
 from .outputs import (RECORD_COLUMNS, atomic_write, check_writable, job_records, output_paths, output_stem,
                       safe_model_dir, sdk_versions, write_outputs)
 from .plan import Plan, plan
-from .pricing import (CHARS_PER_TOKEN, INPUT_TOKEN_FACTOR, endpoint_kind, raw_input_estimate, DEFAULT_PRICES, EST_OUTPUT_TOKENS, EST_REASONING_OUTPUT_TOKENS,
+from .pricing import (CHARS_PER_TOKEN, INPUT_TOKEN_FACTOR, calibrated_input, endpoint_kind, raw_input_estimate, DEFAULT_PRICES, EST_OUTPUT_TOKENS, EST_REASONING_OUTPUT_TOKENS,
                       EST_TOOL_OVERHEAD, PRICES_ENV, TokenModel, cost_of, estimate_tokens, load_prices, price_for,
                       token_cap)
 from .redaction import REDACT, Redactor, clean_url

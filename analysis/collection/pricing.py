@@ -98,17 +98,22 @@ def endpoint_kind(subject: Subject) -> str:
     return "local" if is_loopback(getattr(subject, "base_url", None)) else subject.provider
 
 
+def calibrated_input(tokens: int, subject: Subject) -> int:
+    """An input estimate times the endpoint's :data:`INPUT_TOKEN_FACTOR` (the plan's prior before any usage)."""
+    return int(math.ceil(tokens * INPUT_TOKEN_FACTOR[endpoint_kind(subject)]))
+
+
 def raw_input_estimate(prompt: str, provider: str) -> int:
     """Input tokens of one call before calibration: characters / :data:`CHARS_PER_TOKEN` plus the tool overhead."""
     return int(math.ceil(len(prompt) / CHARS_PER_TOKEN)) + EST_TOOL_OVERHEAD[provider]
 
 
 def estimate_tokens(prompt: str, subject: Subject) -> tuple[int, int, int]:
-    """Rough ``(input, expected output, output cap)`` tokens of one call (dry run and budget); the input is
-    calibrated per endpoint (:data:`INPUT_TOKEN_FACTOR`)."""
+    """Rough ``(input, expected output, output cap)`` tokens of one call (dry run and budget); the dry run's plan
+    calibrates the input per endpoint (:func:`calibrated_input`)."""
     if not subject.paid:
         return 0, 0, 0
-    tin = int(math.ceil(raw_input_estimate(prompt, subject.provider) * INPUT_TOKEN_FACTOR[endpoint_kind(subject)]))
+    tin = raw_input_estimate(prompt, subject.provider)
     cap = token_cap(subject) or 4096
     expected = EST_OUTPUT_TOKENS[subject.provider]
     if cap > 256:  # a reasoning model: the cap leaves room for reasoning tokens
