@@ -10,6 +10,7 @@ export MPLBACKEND := Agg
 export PYTHONHASHSEED := 0
 
 .PHONY: help venv paper test data notebooks claims report sync clean distclean bench site lab live test-live check-portable
+.PHONY: bench-live live-logprobs live-core
 
 help:  ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/; s/\$$(JOBS)/$(JOBS)/g' | expand -t 12
@@ -56,8 +57,18 @@ test-live: data  ## live tests against that local server (builds it once; skippe
 check-portable: data  ## the whole pipeline under another BLAS kernel (OPENBLAS_CORETYPE=Prescott) and one thread: outputs must equal the committed ones
 	PY=$(PY) JOBS=$(JOBS) scripts/check_portable.sh
 
+live-logprobs: data  ## the smoke card with choice probabilities (--answer-format logprobs) -> audit_out/example/logprobs
+	LIVE_FORMAT=logprobs PY=$(PY) scripts/live.sh
+
+live-core: data  ## the core battery against the local model (6,732 calls, hours; resumable) -> audit_out/smollm2-core
+	LIVE_BATTERY=core LIVE_OUT=$${LIVE_OUT:-audit_out/smollm2-core} PY=$(PY) scripts/live.sh
+
+bench-live: data  ## seconds a call and prompt tokens/s: the local server beside raw llama_cpp.Llama, with the load average
+	PY=$(PY) scripts/live_build.sh > /dev/null
+	$(PY) benchmarks/bench_live.py
+
 bench: data  ## benchmarks (not timed tests): notebook 03, make paper full and no-change (whole-process medians), bootstrap, collection, UCI
-	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+	@for b in benchmarks/bench_*.py; do [ $$b = benchmarks/bench_live.py ] && continue; echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:  ## remove caches of Python and pytest (keeps .venv, downloads, figures and derived results)
 	find . -name __pycache__ -prune -exec rm -rf {} +

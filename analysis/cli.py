@@ -144,8 +144,9 @@ def _parser_collect(sub) -> None:
     ap.add_argument("--retries", type=int, default=policy.max_attempts, help="transport attempts per answer")
     ap.add_argument("--backoff", type=float, default=policy.base, help="first backoff (s), doubled each retry")
     ap.add_argument("--backoff-cap", type=float, default=policy.cap)
-    ap.add_argument("--timeout", type=float, default=60.0,
-                    help="total seconds per request (connect + the whole reply), default 60")
+    ap.add_argument("--timeout", type=float, default=None,
+                    help=f"total seconds per request (connect + the whole reply); default "
+                         f"{config.REQUEST_TIMEOUT_S:g}, {config.LOCAL_REQUEST_TIMEOUT_S:g} for a --base-url on this machine")
     ap.add_argument("--retry-after-cap", type=float, default=policy.retry_after_cap,
                     help=f"longest wait (s) a server's retry-after is honoured for; a longer one is capped and "
                          f"reported (default {policy.retry_after_cap:g})")
@@ -274,7 +275,9 @@ def _parser_audit(sub) -> None:
     ap.add_argument("--prices", help="price table override (CSV or JSON; default data/prices.csv)")
     ap.add_argument("--api-key-env", help="environment variable holding the API key")
     ap.add_argument("--settings", help="JSON merged into the request settings (null removes a setting)")
-    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
+    ap.add_argument("--timeout", type=float, default=None,
+                    help=f"seconds per request; default {config.REQUEST_TIMEOUT_S:g}, "
+                         f"{config.LOCAL_REQUEST_TIMEOUT_S:g} for a --base-url on this machine (a local model's first long prompt)")
     ap.add_argument("--retries", type=int, default=C.RetryPolicy.max_attempts, help="transport attempts per answer")
     ap.add_argument("--only", nargs="+", metavar="CONDITION", help="run only these conditions of the battery")
     ap.add_argument("--no-reference-models", action="store_true", help="leave out the paper's four models")
@@ -451,6 +454,8 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"unknown command {argv[0]!r}; expected one of {', '.join(names)}")
         args = ap.parse_args(argv)
         args.argv = argv[1:]
+        if "timeout" in args and args.timeout is None:  # a local server gets minutes for its first long prompt
+            args.timeout = C.default_timeout(getattr(args, "base_url", None))
         _install_signal_handlers()
         return args.func(args)
     except BrokenPipeError:  # output piped into head & co.

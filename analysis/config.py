@@ -75,6 +75,11 @@ EQUIVALENCE_MARGIN = 0.15  # descriptive slope margin (paper §4.4)
 
 # --- Request settings (Supplementary Note 15; spec §6.2) -------------------------------------
 MAX_TOKENS = 64
+#: default total seconds per request: a hosted API (issue 12), and a server on this machine (127.0.0.1 /
+#: localhost), whose first 80-example call evaluates ~6,000 prompt tokens: 51 s for SmolLM2-135M on 2 quiet cores,
+#: 46-191 s on loaded ones (issue 23, measured with llama-cpp-python's server)
+REQUEST_TIMEOUT_S = 60.0
+LOCAL_REQUEST_TIMEOUT_S = 600.0
 TOOL_NAME = "choose"
 TOOL_DESCRIPTION = "Select which patient to prioritize."
 #: ``--answer-format logprobs`` (issue 20; a deviation from the protocol): the answer is the single token 1 or 2

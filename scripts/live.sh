@@ -1,51 +1,67 @@
 #!/usr/bin/env bash
-# `make live`: the smoke audit of a real local model behind a real OpenAI-compatible server (issue 13).
+# `make live`: the smoke audit of a real local model behind a real OpenAI-compatible server (issues 13, 23).
 #
-# 1. builds llama-cpp-python[server] once into .live/venv and extracts the GGUF (scripts/live_build.sh);
-# 2. starts the server on 127.0.0.1 on a free port (--chat_format chatml-function-calling: forced
-#    tool calls), waits for /v1/models;
-# 3. runs the smoke audit into audit_out/smollm2 and copies its card to audit_out/example/;
-# 4. stops the server whatever happens (trap on EXIT, INT, TERM).
-# Environment: PY (the compendium's python, default .venv/bin/python), LIVE_OUT (default audit_out/smollm2),
-# LIVE_PAIRS (default 1: the committed example card; the smoke battery's own default, 24 pairs, takes over an
-# hour with SmolLM2 on 2 cores, since an 80-example prompt is ~6,000 tokens), LIVE_N_CTX (default 8192), LIVE_EXAMPLE (default audit_out/example),
-# LIVE_TIMEOUT (seconds per request, default 600: an 80-example prompt takes minutes on a loaded 2-core machine).
+# 1. builds llama-cpp-python[server] once into .live/venv, with every core, and extracts the GGUF (scripts/live_build.sh);
+# 2. starts the server on 127.0.0.1 on a free port (scripts/live_server.sh: --chat_format chatml-function-calling,
+#    one generation thread, every core for the prompt, no logits_all), waits for /v1/models;
+# 3. runs the smoke battery (its own 24 pairs: 288 calls) into audit_out/smollm2, then writes what the server did
+#    (seconds a call, prompt tokens sent and evaluated: scripts/live_meta.py) into the card as `live_server`;
+# 4. copies the card to audit_out/example/ with a README that states the command and the measured wall time;
+# 5. stops the server whatever happens (trap on EXIT, INT, TERM). A rerun asks only what the ledger lacks.
+# Environment: PY (the compendium's python, default .venv/bin/python), LIVE_PAIRS (default 24, the smoke battery's
+# own), LIVE_FORMAT (tool | json | text | logprobs; default tool), LIVE_OUT (default audit_out/smollm2, or
+# audit_out/smollm2-FORMAT), LIVE_EXAMPLE (default audit_out/example, or audit_out/example/FORMAT), LIVE_N_CTX
+# (default 8192), LIVE_TIMEOUT (seconds per request, default 600: the first 80-example call evaluates ~6,000 prompt
+# tokens, 51 s on 2 quiet cores and minutes on loaded ones), LIVE_BATTERY (default smoke).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 PY="${PY:-.venv/bin/python}"
-OUT="${LIVE_OUT:-audit_out/smollm2}"
-EXAMPLE="${LIVE_EXAMPLE:-audit_out/example}"
+FORMAT="${LIVE_FORMAT:-tool}"
+BATTERY="${LIVE_BATTERY:-smoke}"
+if [ "$FORMAT" = tool ]; then SUFFIX=""; else SUFFIX="-$FORMAT"; fi
+OUT="${LIVE_OUT:-audit_out/smollm2$SUFFIX}"
+EXAMPLE="${LIVE_EXAMPLE:-audit_out/example${SUFFIX:+/$FORMAT}}"
 MODEL_ID="smollm2-135m"
 
 GGUF="$(scripts/live_build.sh | tail -n 1)"
 source scripts/live_server.sh
-live_server_start "$GGUF" "${LIVE_N_CTX:-8192}"   # sets LIVE_URL, LIVE_PID; installs the trap
+live_server_start "$GGUF" "${LIVE_N_CTX:-8192}"   # sets LIVE_URL, LIVE_PID, LIVE_LOG, LIVE_SERVER_ARGS; installs the trap
 
-PAIRS=(--pairs "${LIVE_PAIRS:-1}")
-CMD=("$PY" -m analysis audit --provider openai --base-url "$LIVE_URL/v1" --model "$MODEL_ID" --battery smoke
-     "${PAIRS[@]}" --concurrency 1 --timeout "${LIVE_TIMEOUT:-600}" --price-in 0 --price-out 0 --api-key-env LIVE_API_KEY --out "$OUT")
-echo "live: ${CMD[*]}" >&2
+# LIVE_PAIRS may list several sizes ("6 12 24"): the same server answers each in turn and the card is written after
+# each (a ledger answer is never asked twice), so an interrupted run still leaves the card of the last size reached.
+since="$(date -u +%Y-%m-%dT%H:%M:%S+00:00)"
+load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 start=$(date +%s)
-# the local server needs no key; a placeholder, never a real key, goes in LIVE_API_KEY
-LIVE_API_KEY="local-server-needs-no-key" "${CMD[@]}"
-elapsed=$(( $(date +%s) - start ))
-echo "live: audit finished in ${elapsed} s" >&2
+for PAIRS in ${LIVE_PAIRS:-24}; do
+  ARGS=(--provider openai --base-url "$LIVE_URL/v1" --model "$MODEL_ID" --battery "$BATTERY")
+  [ "$BATTERY" = smoke ] && ARGS+=(--pairs "$PAIRS")
+  ARGS+=(--concurrency 1 --timeout "${LIVE_TIMEOUT:-600}" --price-in 0 --price-out 0 --api-key-env LIVE_API_KEY)
+  [ "$FORMAT" = tool ] || ARGS+=(--answer-format "$FORMAT")
+  ARGS+=(--out "$OUT")
+  echo "live: $PY -m analysis audit ${ARGS[*]}" >&2
+  # the local server needs no key; a placeholder, never a real key, goes in LIVE_API_KEY
+  LIVE_API_KEY="local-server-needs-no-key" "$PY" -m analysis audit "${ARGS[@]}"
+  elapsed=$(( $(date +%s) - start ))
+  load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "live: audit with $PAIRS pairs finished, ${elapsed} s since the start" >&2
+  [ "$BATTERY" = smoke ] || continue
 
-mkdir -p "$EXAMPLE"
-cp "$OUT/report_card.json" "$OUT/report_card.html" "$EXAMPLE/"
-{
-  echo "# The smoke card of SmolLM2-135M-Instruct (Q4_1 GGUF) behind llama-cpp-python's OpenAI-compatible server"
-  echo
-  echo "Regenerated by \`make live\` (scripts/live.sh); not typed. The command that made it:"
-  echo
-  echo '```'
-  echo "python -m analysis audit --provider openai --base-url http://127.0.0.1:PORT/v1 --model $MODEL_ID \\"
-  echo "    --battery smoke ${PAIRS[*]} --concurrency 1 --timeout ${LIVE_TIMEOUT:-600} --price-in 0 --price-out 0 --api-key-env LIVE_API_KEY --out $OUT"
-  echo '```'
-  echo
-  echo "Server: \`python scripts/live_server.py --model SmolLM2-135M-Instruct.Q4_1.gguf --chat_format chatml-function-calling --n_ctx ${LIVE_N_CTX:-8192}\`"
-  echo "($(grep -E '^[^#[:space:]]' environment-live.txt | tr '\n' ' ')and the GGUF from $(sed -n 's/^# model-wheel: *//p' environment-live.txt));"
-  echo "wall time of this invocation of the audit (answers already in the ledger are never asked again): ${elapsed} s on $(nproc) cores; build time of the server: $(cat .live/venv/.build_seconds 2>/dev/null || echo '?') s."
-} > "$EXAMPLE/README.md"
-echo "live: card copied to $EXAMPLE/" >&2
+  mkdir -p "$EXAMPLE"
+  "$PY" scripts/live_meta.py --ledger "$OUT/ledger.sqlite" --server-log "$LIVE_LOG" --since "$since" \
+      --out "$OUT/live_server.json" > /dev/null
+  "$PY" - "$OUT" "$EXAMPLE" "$elapsed" "$load_before" "$load_after" "${LIVE_SERVER_ARGS[*]}" <<'PY'
+import json, os, pathlib, sys
+out, example, elapsed, before, after, server_args = sys.argv[1:]
+card = json.loads((pathlib.Path(out) / "report_card.json").read_text())
+meta = json.loads((pathlib.Path(out) / "live_server.json").read_text())
+meta.update(audit_wall_seconds=int(elapsed), load_average_before=before, load_average_after=after,
+            cores=os.cpu_count(), server_arguments=server_args.replace(str(pathlib.Path.cwd()) + "/", ""))
+card["live_server"] = meta  # written by scripts/live.sh from the ledger and the server's log (scripts/live_meta.py)
+(pathlib.Path(example) / "report_card.json").write_text(json.dumps(card, indent=1, ensure_ascii=False) + "\n")
+PY
+  cp "$OUT/report_card.html" "$EXAMPLE/"
+  "$PY" scripts/live_readme.py --card "$EXAMPLE/report_card.json" --format "$FORMAT" --out-dir "$OUT" \
+      --pairs "$PAIRS" --timeout "${LIVE_TIMEOUT:-600}" --steps "${LIVE_PAIRS:-24}" > "$EXAMPLE/README.md"
+  echo "live: card of $PAIRS pairs copied to $EXAMPLE/" >&2
+done

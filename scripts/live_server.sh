@@ -1,5 +1,7 @@
 # Sourced by scripts/live.sh and scripts/live_test.sh: start and stop the local llama-cpp-python server.
-# live_server_start GGUF N_CTX -> LIVE_URL (http://127.0.0.1:PORT), LIVE_PID; the server stops on exit.
+# live_server_start GGUF N_CTX -> LIVE_URL (http://127.0.0.1:PORT), LIVE_PID, LIVE_LOG, LIVE_SERVER_ARGS; the
+# server stops on exit. Environment: LIVE_THREADS (generation, default 1), LIVE_THREADS_BATCH (prompt, default
+# every core), LIVE_LOGITS_ALL (default false), LIVE_CHAT_FORMAT, LIVE_MODEL_ALIAS.
 LIVE_VENV="${LIVE_DIR:-$ROOT/.live}/venv"
 
 live_server_stop() {
@@ -19,11 +21,25 @@ live_server_start() {
   trap live_server_stop EXIT
   trap 'live_server_stop; exit 130' INT
   trap 'live_server_stop; exit 143' TERM
-  "$LIVE_VENV/bin/python" "$ROOT/scripts/live_server.py" --model "$gguf" --model_alias smollm2-135m --host 127.0.0.1 \
-      --port "$port" --chat_format chatml-function-calling --n_ctx "$n_ctx" --n_threads "${LIVE_THREADS:-2}" \
-      > "$log" 2>&1 &
+  # One thread generates, no logits kept for every prompt token (LIVE_LOGITS_ALL=true where a client needs them:
+  # --answer-format logprobs). The prompt is evaluated with every core on a quiet machine and with one thread when
+  # the 1-minute load average already exceeds the cores: under a second CPU-bound process an 8-token answer took
+  # 3.3 s with --n_threads 1 --n_threads_batch 2 and 43 s with --n_threads 2 and logits_all on (issue 23); at a load
+  # average of 15 on 2 cores one thread evaluated 10 prompt tokens/s and two threads 4 (their barrier waits on a
+  # descheduled thread). `make bench-live` measures it.
+  local cores load
+  cores="$(nproc)"
+  load="$(cut -d' ' -f1 /proc/loadavg)"
+  LIVE_BATCH_DEFAULT="$cores"
+  awk -v l="$load" -v c="$cores" 'BEGIN { exit !(l > c) }' && LIVE_BATCH_DEFAULT=1
+  LIVE_SERVER_ARGS=(--model "$gguf" --model_alias "${LIVE_MODEL_ALIAS:-smollm2-135m}" --host 127.0.0.1 --port "$port"
+      --chat_format "${LIVE_CHAT_FORMAT:-chatml-function-calling}" --n_ctx "$n_ctx"
+      --n_threads "${LIVE_THREADS:-1}" --n_threads_batch "${LIVE_THREADS_BATCH:-$LIVE_BATCH_DEFAULT}"
+      --logits_all "${LIVE_LOGITS_ALL:-false}")
+  "$LIVE_VENV/bin/python" "$ROOT/scripts/live_server.py" "${LIVE_SERVER_ARGS[@]}" > "$log" 2>&1 &
   LIVE_PID=$!
   LIVE_URL="http://127.0.0.1:$port"
+  LIVE_LOG="$log"
   for _ in $(seq 1 "${LIVE_WAIT:-240}"); do
     if "$LIVE_VENV/bin/python" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)" \
         "$LIVE_URL/v1/models" 2>/dev/null; then

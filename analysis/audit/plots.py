@@ -29,6 +29,12 @@ def _png(fig) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def _resolved(row: dict) -> bool:
+    """True when a condition row has a difference and both ends of its interval (None where no pair resolved)."""
+    ci = row.get("difference_ci") or [None, None]
+    return row.get("difference_pp") is not None and None not in ci
+
+
 def figure_conditions(card: dict):
     """PSE minus the primary reference per condition (verdict markers as Fig. 1B) and the ranking error beside it."""
     import matplotlib.pyplot as plt  # heavy, optional
@@ -52,10 +58,14 @@ def figure_conditions(card: dict):
         v = r["verdict"]
         marker, filled = MARKERS.get(v, ("D", False))  # "not interpretable": grey open diamonds
         col = JUDGMENT_COLORS.get(v, UNREAD_COLOR)
-        lo, hi = r["difference_ci"]
-        ax.plot([lo, hi], [yy, yy], color=col, lw=2)
-        ax.plot(r["difference_pp"], yy, marker, ms=7, color=col, mfc=col if filled else "white", mew=1.5)
-        if r.get("error_pct") is not None:
+        if _resolved(r):
+            lo, hi = r["difference_ci"]
+            ax.plot([lo, hi], [yy, yy], color=col, lw=2)
+            ax.plot(r["difference_pp"], yy, marker, ms=7, color=col, mfc=col if filled else "white", mew=1.5)
+        else:  # no pair resolved in every arm (e.g. most text answers invalid): said, never drawn
+            ax.text(0.01, yy, " no resolved pair", transform=ax.get_yaxis_transform(), va="center", fontsize=7,
+                    color=UNREAD_COLOR)
+        if r.get("error_pct") is not None and None not in (r.get("error_ci") or [None]):
             elo, ehi = r["error_ci"]
             ax2.plot([elo, ehi], [yy, yy], color="#34495e", lw=2)
             ax2.plot(r["error_pct"], yy, "o", color="#34495e", ms=5)

@@ -120,6 +120,11 @@ def responsiveness(recs: dict[str, pd.DataFrame], conditions: list[Condition],
         out["reasons"] = reasons
         out["interpretable"] = not reasons
     out["statement"] = statement(out)
+    prob = probability_responsiveness(recs, conditions, draws)
+    if prob is not None:  # --answer-format logprobs: the same check on P(Patient 1) (issue 23)
+        prob["statement"] = probability_statement(prob, out["interpretable"])
+        out["probability"] = prob
+        out["statement"] += " " + prob["statement"]
     return out
 
 
@@ -154,3 +159,112 @@ def statement(r: dict) -> str:
                      "about what moves the choices, and they form a different, selected population (the "
                      "order-consistent subpopulation, paper Supplementary Note 6)." + consistent)
     return " ".join(parts)
+
+
+# --- The same check on choice probabilities (``--answer-format logprobs``; issue 23) ------------------------------
+#: seeds of the probability check's pair-bootstrap intervals (position effect, expected accuracy)
+PROB_POSITION_SEED = 0
+PROB_ACCURACY_SEED = config.CELL_ERROR_SEED
+#: fewest factual pairs for a statement on whether the probabilities follow the patients: a percentile pair
+#: bootstrap over fewer pairs has only a handful of distinct resamples (a 2-pair live card gave [50.2, 50.9])
+PROB_MIN_PAIRS = 10
+
+
+def factual_probabilities(rec: pd.DataFrame, cond: Condition) -> pd.DataFrame:
+    """Per pair of the factual arm: ``p1_o0, p1_o1`` (P(Patient 1) in each presentation order, from ``p_first``)
+    and ``truth`` (1 = the target is the patient to prioritise). Empty without a factual arm or probabilities."""
+    cols = ["p1_o0", "p1_o1", "truth"]
+    if "p_first" not in rec:
+        return pd.DataFrame(columns=cols)
+    f = rec[(rec["arm"] == "factual")].assign(p1=lambda d: pd.to_numeric(d["p_first"], errors="coerce"))
+    f = f[f["p1"].notna()]
+    if f.empty:
+        return pd.DataFrame(columns=cols)
+    p = f.pivot_table(index=["i", "j"], columns="order", values="p1", aggfunc="mean")
+    out = pd.DataFrame(index=p.index)
+    for o in (0, 1):
+        out[f"p1_o{o}"] = p[o] if o in p else np.nan
+    out["truth"] = truth(cond.cell).reindex(out.index).to_numpy()
+    return out
+
+
+def probability_responsiveness(recs: dict[str, pd.DataFrame], conditions: list[Condition],
+                               draws: int = config.BOOTSTRAP_DRAWS) -> dict | None:
+    """The responsiveness check on P(Patient 1) where answers carry it (None otherwise), over factual pairs
+    with both orders:
+
+    * **position effect**: the mean over pairs of P(target | target shown first) − P(target | shown second)
+      (= P(Patient 1 | order 0) + P(Patient 1 | order 1) − 1): +1 for a model that always names Patient 1,
+      0 for one whose probabilities do not depend on the position;
+    * **patient effect**: the mean change of P(Patient 1) when the two patients swap places
+      (P(Patient 1 | order 0) − P(Patient 1 | order 1), signed towards the patient to prioritise): 0 for a
+      model that does not read the patients, whatever its position bias;
+    * **expected accuracy**: per pair, the mean over both orders of the probability given to the patient to
+      prioritise, averaged over pairs, against 50% for chance; and by expected choice (the pairs whose patient
+      to prioritise is the target or the other patient), since a position bias moves them in opposite ways.
+
+    ``follows_patients``: the 95% pair-bootstrap interval of the expected accuracy lies above 50% (None with
+    fewer than :data:`PROB_MIN_PAIRS` pairs: too few to tell).
+    """
+    per = [factual_probabilities(recs[c.key], c) for c in conditions
+           if c.display == "numeric" and recs.get(c.key) is not None]
+    per = [p for p in per if len(p)]
+    if not per:
+        return None
+    fp = pd.concat(per, ignore_index=True).dropna(subset=["p1_o0", "p1_o1"])
+    if fp.empty:
+        return None
+    sign = np.where(fp["truth"] == 1, 1.0, -1.0)  # +1 where the target (Patient 1 in order 0) is to be prioritised
+    position = (fp["p1_o0"] + fp["p1_o1"] - 1).to_numpy(dtype=float)
+    patient = (sign * (fp["p1_o0"] - fp["p1_o1"])).to_numpy(dtype=float)
+    p_target = ((fp["p1_o0"] + 1 - fp["p1_o1"]) / 2).to_numpy(dtype=float)  # order-averaged P(target)
+    expected = np.where(fp["truth"] == 1, p_target, 1 - p_target)
+    out = {"n_pairs": int(len(fp)), "mean_p_first": float(np.r_[fp["p1_o0"], fp["p1_o1"]].mean()),
+           "position_effect": float(position.mean()), "position_ci": list(E.boot_ci(position, PROB_POSITION_SEED, draws)),
+           "patient_effect": float(patient.mean()), "patient_ci": list(E.boot_ci(patient, PROB_POSITION_SEED, draws)),
+           "expected_accuracy_pct": float(100 * expected.mean()),
+           "expected_accuracy_ci": list(E.boot_ci(100 * expected, PROB_ACCURACY_SEED, draws)),
+           "by_expected_choice": {}, "chance_pct": CHANCE_PCT}
+    # the argmax over the two answer tokens (Patient 1 where P(Patient 1) >= 0.5), the sampled-answer check's twin
+    first = np.c_[fp["p1_o0"] >= 0.5, fp["p1_o1"] >= 0.5]
+    picks_target = np.c_[first[:, 0], ~first[:, 1]]  # order 0: the target is Patient 1; order 1: Patient 2
+    right = picks_target == (fp["truth"].to_numpy() == 1)[:, None]
+    out.update(argmax_order_flip_share=float((first[:, 0] == first[:, 1]).mean()),
+               argmax_accuracy_pct=float(100 * right.mean()))
+    for name, mask in (("target", fp["truth"].to_numpy() == 1), ("other", fp["truth"].to_numpy() != 1)):
+        if mask.any():
+            out["by_expected_choice"][name] = {"n_pairs": int(mask.sum()),
+                                               "expected_accuracy_pct": float(100 * expected[mask].mean())}
+    out["follows_patients"] = (bool(out["expected_accuracy_ci"][0] > CHANCE_PCT) if len(fp) >= PROB_MIN_PAIRS
+                               else None)
+    return out
+
+
+def probability_statement(p: dict | None, argmax_interpretable: bool | None) -> str:
+    """The probability check in words, and what it adds to the check on the sampled answers."""
+    if not p:
+        return ""
+    lo, hi = p["expected_accuracy_ci"]
+    by = "; ".join(f"{v['expected_accuracy_pct']:.1f}% where the {'target' if k == 'target' else 'other patient'} is "
+                   f"the one to prioritise ({v['n_pairs']:,} pairs)" for k, v in p["by_expected_choice"].items())
+    s = (f"Choice probabilities (--answer-format logprobs, {p['n_pairs']:,} factual pairs): mean P(Patient 1) "
+         f"{p['mean_p_first']:.3f}; by the argmax over the tokens 1 and 2 the chosen patient changed with the order "
+         f"in {_pct(p['argmax_order_flip_share'])} of the pairs and ranking accuracy was {p['argmax_accuracy_pct']:.1f}%; "
+         f"P(target) changed by {p['position_effect']:+.3f} "
+         f"[{p['position_ci'][0]:+.3f}, {p['position_ci'][1]:+.3f}] between the orders (position effect; 0 for no "
+         f"position bias) and P(Patient 1) by {p['patient_effect']:+.3f} [{p['patient_ci'][0]:+.3f}, "
+         f"{p['patient_ci'][1]:+.3f}] towards the patient to prioritise when the patients swapped (patient effect); "
+         f"expected accuracy {p['expected_accuracy_pct']:.1f}% [{lo:.1f}, {hi:.1f}] against "
+         f"{p['chance_pct']:.0f}% for chance ({by}).")
+    if p["follows_patients"] is None:
+        s += (f" With {p['n_pairs']} pairs (fewer than {PROB_MIN_PAIRS}) the interval is too coarse to say whether the "
+              f"probabilities follow the patients.")
+    elif p["follows_patients"] and argmax_interpretable is False:
+        s += (" The probabilities follow the patients although the sampled answers do not: the reliance read from "
+              "P(target) on this card is a deviation from the protocol (which reads one sampled answer a prompt), "
+              "labelled as such.")
+    elif p["follows_patients"]:
+        s += " The probabilities follow the patients."
+    else:
+        s += " The probabilities do not follow the patients either (the interval includes chance)."
+    return s

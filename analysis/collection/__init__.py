@@ -21,7 +21,7 @@ from .ledger import LEDGER_NAME, LEDGER_SCHEMA, Ledger, check_ledger, ledger_loc
 from .outputs import (RECORD_COLUMNS, atomic_write, check_writable, job_records, output_paths, output_stem,
                       safe_model_dir, sdk_versions, write_outputs)
 from .plan import Plan, plan
-from .pricing import (CHARS_PER_TOKEN, DEFAULT_PRICES, EST_OUTPUT_TOKENS, EST_REASONING_OUTPUT_TOKENS,
+from .pricing import (CHARS_PER_TOKEN, INPUT_TOKEN_FACTOR, calibrated_input, endpoint_kind, raw_input_estimate, DEFAULT_PRICES, EST_OUTPUT_TOKENS, EST_REASONING_OUTPUT_TOKENS,
                       EST_TOOL_OVERHEAD, PRICES_ENV, TokenModel, cost_of, estimate_tokens, load_prices, price_for,
                       token_cap)
 from .redaction import REDACT, Redactor, clean_url
@@ -30,7 +30,8 @@ from .runner import RunResult, Runner, RunSettings, collect, run_jobs
 from .replay import compare_with_release, replay_check, replay_targets, simulate_records, simulated_coverage
 from .subjects import (ANTHROPIC_SETTINGS, DEFAULT_KEY_ENV, OPENAI_SETTINGS, PAID, PROVIDERS, SIMULATED_PRESETS,
                        AnthropicSubject, OpenAISubject, ReplaySubject, SDKSubject, SimulatedParams,
-                       SimulatedSubject, Subject, make_subject, read_patients, request_key)
+                       SimulatedSubject, Subject, default_timeout, is_loopback, make_subject, read_patients,
+                       request_key)
 from .subjects import retry_after as _retry_after
 from . import commands
 from .commands import StopOnSignals, estimate_records

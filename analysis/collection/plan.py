@@ -9,7 +9,7 @@ import pandas as pd
 
 from .jobs import Job
 from .ledger import INVALID_TRANSPORT, VALID, check_ledger
-from .pricing import REESTIMATE_AFTER, TokenModel, cost_of, load_prices, price_for
+from .pricing import REESTIMATE_AFTER, TokenModel, calibrated_input, cost_of, load_prices, price_for
 from .subjects import Subject, request_key
 
 
@@ -109,12 +109,14 @@ def plan(jobs: list[Job], subject: Subject, ledger_path: Path | None, *, reuse: 
             continue
         n = max(int(r[10] or 1), 1)
         ei, eo, _ = tokens.estimate(p)
+        ei = ei if tokens.reestimated else calibrated_input(ei, subject)  # issue 23: per-endpoint prior
         tokens.observe(p, r[8] / n, r[9] / n)
         n_actual += 1
         sums = [sums[0] + r[8] / n, sums[1] + r[9] / n, sums[2] + ei, sums[3] + eo]
     tin = tout = tcap = 0
     for jb in calls:
         a, b, c = tokens.estimate(jb.prompt)
+        a = a if tokens.reestimated else calibrated_input(a, subject)
         tin, tout, tcap = tin + a, tout + b, tcap + c
     out = Plan(jobs[0].cell, jobs[0].display, subject.provider, subject.model, len(jobs), len(jobs) - len(todo),
                reusable, len(calls), tin, tout, tcap, price, cost_of(price, tin, tout), cost_of(price, tin, tcap),

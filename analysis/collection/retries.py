@@ -58,6 +58,7 @@ class Health:
     streak: int = 0
     last_error: str = ""
     capped_waits: int = 0
+    timeouts: int = 0
     notify: Callable[[str], None] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _last_note: float = 0.0
@@ -82,6 +83,18 @@ class Health:
         if say:
             self.notify(f"the server asked to wait {asked:g} s (retry-after); waiting {waited:g} s "
                         f"(the cap, --retry-after-cap)")
+
+
+    def timed_out(self, seconds: float | None) -> None:
+        """Say once which flag to raise when a request got no complete reply within ``--timeout``."""
+        with self._lock:
+            self.timeouts += 1
+            first = self.timeouts == 1
+        if first and self.notify is not None:
+            limit = "the --timeout" if seconds is None else f"--timeout {seconds:g} s"
+            self.notify(f"a request got no complete reply within {limit}; it is retried. A local server evaluating "
+                        f"a long prompt (an 80-example prompt is ~6,000 tokens) can take minutes: raise --timeout "
+                        f"(e.g. --timeout 600)")
 
 
 @dataclass
@@ -126,6 +139,8 @@ def ask_with_retries(subject: Subject, job: Job, policy: RetryPolicy, reask: int
                                  "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0})
             if controller is not None:
                 controller.observe(exc.kind, exc.retry_after)
+            if exc.kind == "timeout" and health is not None:
+                health.timed_out(getattr(subject, "timeout", None))
             if health is not None and health.record(exc.kind, f"{exc.kind}: {detail}"):
                 stop.set()
             if transport >= policy.max_attempts:

@@ -67,7 +67,9 @@ class Server:
         self.proc = subprocess.Popen(
             [str(VENV_PY), str(ROOT / "scripts" / "live_server.py"), "--model", str(GGUF), "--model_alias", MODEL_ID,
              "--host", "127.0.0.1", "--port", str(self.port), "--chat_format", "chatml-function-calling",
-             "--n_ctx", str(n_ctx), "--n_threads", os.environ.get("LIVE_THREADS", "2")],
+             "--n_ctx", str(n_ctx), "--n_threads", os.environ.get("LIVE_THREADS", "1"),
+             "--n_threads_batch", os.environ.get("LIVE_THREADS_BATCH", str(os.cpu_count() or 2)),
+             "--logits_all", "false"],  # the flags of scripts/live_server.sh (issue 23)
             stdout=self._fh, stderr=subprocess.STDOUT)
 
     def wait(self) -> None:

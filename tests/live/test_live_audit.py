@@ -18,7 +18,7 @@ from analysis import collection as C
 
 pytestmark = pytest.mark.live
 
-PAIRS = 1  # 1 pair x 3 arms x 2 orders x 2 cells = 12 calls; the 80-example prompts take minutes on a loaded 2-core machine
+PAIRS = 1  # 1 pair x 3 arms x 2 orders x 2 cells = 12 calls; the first 80-example prompt takes 51 s on 2 quiet cores
 
 
 def _card(out):
@@ -102,3 +102,23 @@ def test_prompt_longer_than_the_context_is_one_line_exit_2(live_server_factory, 
         finally:
             con.close()
         assert n <= 1
+
+
+def test_logprobs_against_the_real_server(live_url, tmp_path, monkeypatch):
+    """--answer-format logprobs (issue 20) against llama-cpp-python's server: P(Patient 1) for every call."""
+    if "logprobs" not in C.ANSWER_FORMATS:
+        pytest.skip("--answer-format logprobs is not in analysis.collection yet")
+    monkeypatch.setenv("LIVE_API_KEY", "local-server-needs-no-key")
+    cond = A.Condition("k12_LH_neutral_absent_zero", n_pairs=1)
+    jobs = A.jobs_of(cond)
+    s = C.make_subject("openai", "smollm2-135m", cond.cell, base_url=live_url + "/v1", api_key_env="LIVE_API_KEY",
+                       answer_format="logprobs")
+    res = C.collect(cond.cell, "openai", "smollm2-135m", tmp_path, jobs=jobs, subject=s, concurrency=1,
+                    price=(0.0, 0.0), answer_format="logprobs", progress=False)
+    assert res.complete and res.n_persisted == len(jobs)
+    con = sqlite3.connect(tmp_path / C.LEDGER_NAME)
+    try:
+        probs = [p for (p,) in con.execute("SELECT p_first FROM answers")]
+    finally:
+        con.close()
+    assert len(probs) == 6 and all(p is not None and 0 <= p <= 1 for p in probs)

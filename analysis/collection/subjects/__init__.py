@@ -10,7 +10,7 @@ from .anthropic import ANTHROPIC_SETTINGS, AnthropicSubject
 from .base import Subject, request_key
 from .openai import OPENAI_SETTINGS, OpenAISubject
 from .replay import ReplaySubject, replay_model
-from .sdk import SDKSubject, is_loopback, retry_after
+from .sdk import SDKSubject, default_timeout, is_loopback, retry_after
 from .simulated import SIMULATED_PRESETS, SimulatedParams, SimulatedSubject, read_patients
 
 PROVIDERS = ("replay", "anthropic", "openai", "simulated")
@@ -19,7 +19,7 @@ DEFAULT_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
 __all__ = ["ANTHROPIC_SETTINGS", "AnthropicSubject", "DEFAULT_KEY_ENV", "OPENAI_SETTINGS", "OpenAISubject", "PAID",
            "PROVIDERS", "ReplaySubject", "SDKSubject", "SIMULATED_PRESETS", "SimulatedParams", "SimulatedSubject",
-           "Subject", "is_loopback", "make_subject", "read_patients", "replay_model", "request_key", "retry_after"]
+           "Subject", "default_timeout", "is_loopback", "make_subject", "read_patients", "replay_model", "request_key", "retry_after"]
 
 
 def make_subject(provider: str, model: str, cell: "str | Cell", *, base_url: str | None = None,

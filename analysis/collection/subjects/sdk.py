@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx2 as httpx  # the HTTP library of the anthropic and openai SDKs (a fork of httpx)
 
-from ... import prompts
+from ... import config, prompts
 from ..answers import ANSWER_FORMATS, Reply
 from ..errors import CollectionError, ContextTooLong, Fatal, ModelNotServed, SamplingRejected, Transient
 from ..jobs import Job
@@ -170,6 +170,15 @@ def check_base_url(url: str | None) -> None:
 def is_loopback(url: str | None) -> bool:
     host = urlsplit(url).hostname if url else None
     return host in ("127.0.0.1", "localhost", "::1") or bool(host and host.startswith("127."))
+
+
+def default_timeout(base_url: str | None) -> float:
+    """``--timeout`` when none is given: longer for a server on this machine, which evaluates a long prompt itself.
+
+    >>> default_timeout(None), default_timeout("http://127.0.0.1:8080/v1"), default_timeout("http://localhost/v1")
+    (60.0, 600.0, 600.0)
+    """
+    return config.LOCAL_REQUEST_TIMEOUT_S if is_loopback(base_url) else config.REQUEST_TIMEOUT_S
 
 
 class _DeadlineStream(httpx.SyncByteStream):
