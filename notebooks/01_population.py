@@ -29,7 +29,7 @@
 import numpy as np
 import pandas as pd
 
-from analysis import cells, claims, config, figures, notebook, population, products, registry, tables
+from analysis import cells, config, figures, notebook, population, products, registry, tables
 
 # %% tags=["parameters"]
 cell = "k12_LH_neutral_learned_zero"  # the headline cell

@@ -111,6 +111,7 @@ def condition_row(cond: Condition, rec: pd.DataFrame, draws: int = config.BOOTST
     c = cond.parsed
     refs = condition_references(cond)
     row = {"key": cond.key, "cell": cond.cell, "display": cond.display, "group": cond.group, "label": cond.label,
+           "short": cond.short,
            "k": c.k, "corner": c.corner, "names": c.names, "examples": c.n_examples if c.has_examples else 0,
            "beta": c.beta, "source": "records", **{k: refs[k] for k in ("fullinfo_pse_pp", "learner_pse_pp")},
            "learner": refs["learner"] if c.has_examples else None,
@@ -175,6 +176,7 @@ def summary_condition_row(cond: Condition, model: str) -> dict:
     s = summary_row(c)
     refs = condition_references(cond)
     row = {"key": cond.key, "cell": cond.cell, "display": cond.display, "group": cond.group, "label": cond.label,
+           "short": cond.short,
            "k": c.k, "corner": c.corner, "names": c.names, "examples": 0, "beta": c.beta, "source": "summary",
            "fullinfo_pse_pp": refs["fullinfo_pse_pp"], "learner_pse_pp": float("nan"), "learner": None,
            "n_calls": None, "n_missing": None, "pse_pp": s["pse_pp"], "pse_ci": list(s["pse_ci"]),

@@ -47,7 +47,7 @@ def plan_audit(conditions: list[Condition], make: Callable[[], C.Subject], out: 
                      "cost_usd": p.cost_usd, "cost_cap_usd": p.cost_cap_usd, "price": p.price,
                      "n_actual": p.n_actual, "actual_per_call": p.actual_per_call,
                      "estimated_per_call": p.estimated_per_call, "reestimated": p.reestimated})
-        n = len(cell_pairs(cond.cell)) if cond.n_pairs is None else min(len(cell_pairs(cond.cell)), cond.n_pairs)
+        n = len(cell_pairs(cond.parsed)) if cond.n_pairs is None else min(len(cell_pairs(cond.parsed)), cond.n_pairs)
         rows[-1].update(n_pairs=n, mde_pp=mde_pp(cond.parsed, cond.display, n))
     return pd.DataFrame(rows)
 

@@ -72,7 +72,8 @@ def figure_conditions(card: dict):
         if r.get("learner_error_pct") is not None:
             ax2.plot(r["learner_error_pct"], yy, "x", color="#7f8c8d", ms=6)
     ax.axvline(0, color="black", lw=0.8)
-    short = {c.key: c.short for c in (Condition(r["cell"], r["display"]) for r in rows)}
+    # the row's own short label (cards written before it carried one: parsed from the card's cell id)
+    short = {r["key"]: r.get("short") or Condition(r["cell"], r["display"]).short for r in rows}
     ax.set_yticks(y, [f"{short[r['key']]}  [vs {'learner' if r['reference'] == 'learner' else 'full info'}]"
                       for r in rows], fontsize=7.5)
     ax.set_xlabel("PSE − reference (pp), 95% pair-bootstrap interval")
