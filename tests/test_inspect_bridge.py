@@ -3,11 +3,12 @@ deviations. Offline: inspect's ``mockllm`` provider and this project's fake serv
 through inspect's ``openai-api`` and ``anthropic`` providers. The smoke battery on its first pair (12 jobs)."""
 from __future__ import annotations
 
-import dataclasses
 import json
 import sqlite3
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 inspect_ai = pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (the optional [inspect] extra)")
@@ -19,7 +20,6 @@ from inspect_ai.model import ModelOutput, ModelUsage  # noqa: E402
 
 from analysis import cli  # noqa: E402
 from analysis import collection as C  # noqa: E402
-from analysis.collection.jobs import Job  # noqa: E402
 from analysis.audit.batteries import battery_calls, battery_conditions, first_pairs, jobs_of  # noqa: E402
 from analysis.inspect_bridge import commands, requests as R  # noqa: E402
 from analysis.proxy_audit import battery_samples, proxy_audit  # noqa: E402
@@ -253,18 +253,60 @@ def test_request_template_keeps_the_request_and_drops_what_varies_per_job():
     assert R.user_text(resp) == "Patient 1 ..." and R.user_text(R.request_template(resp)) == R.PROMPT
 
 
+def _answers_by_sample(out: Path) -> dict[tuple[str, int], int | None]:
+    con = sqlite3.connect(out / C.LEDGER_NAME)
+    try:
+        rows = con.execute("SELECT cell, display, arm, pair_id, ord, sample, patient FROM answers").fetchall()
+    finally:
+        con.close()
+    return {(f"{r[0]}:{r[1]}:{r[2]}:{r[3]}:{r[4]}", r[5]): r[6] for r in rows}
+
+
 def test_epochs_are_the_ledgers_samples(tmp_path, monkeypatch):
-    """``--epochs 2``: the second epoch is the ledger's sample 1 where the ledger has samples (``collect
-    --samples``); a ledger with one answer per job refuses it by job and keeps the first epoch."""
+    """``--epochs 2``: epoch e of a job is the ledger's sample e - 1 (as ``collect --samples 2`` writes it): each
+    job twice, each sample holding its own epoch's answer; the records carry ``sample_id`` and the card
+    2 samples per prompt; a log missing the second epoch leaves the battery incomplete (exit 3)."""
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
     calls: list = []
-    log = _run("mockllm/model", tmp_path / "logs", model_args={"custom_outputs": _mock_outputs(None, calls)},
-               epochs=2)
+    rng = np.random.default_rng(0)
+
+    def drawn(input, tools, tool_choice, config):  # a seeded draw per call, so a job's two epochs can differ
+        calls.append(input[-1].text)
+        out = ModelOutput.for_tool_call("mockllm/model", "choose", {"patient": int(rng.integers(1, 3))})
+        out.usage = ModelUsage(input_tokens=len(input[-1].text) // 3, output_tokens=5, total_tokens=0)  # no tiktoken
+        return out
+
+    log = _run("mockllm/model", tmp_path / "logs", model_args={"custom_outputs": drawn}, epochs=2,
+               max_connections=1)
     assert len(log.samples) == 2 * len(JOBS) and len(calls) == 2 * len(JOBS)
-    imp, _ = commands.run_import([log.location], tmp_path / "out")
-    rows = _answers(tmp_path / "out")
-    if "sample" in {f.name for f in dataclasses.fields(Job)}:
-        assert not imp.refused and len(rows) == 2 * len(JOBS)
-    else:
-        assert len(imp.refused) == len(JOBS) and all("epoch 2" in r for r in imp.refused)
-        assert len(rows) == len(JOBS) and set(_by_job(rows)) == TAGS
+    # what the log says each epoch answered (the tool call's own argument, not the project's parser)
+    logged = {(str(s.id), s.epoch - 1): s.output.choices[0].message.tool_calls[0].arguments["patient"]
+              for s in log.samples}
+    assert len(set(logged.values())) == 2 and any(logged[(t, 0)] != logged[(t, 1)] for t in TAGS)
+    imp, summaries = commands.run_import([log.location], tmp_path / "out")
+    assert not imp.refused and not imp.unanswered and imp.samples == 2 and imp.added == 2 * len(JOBS)
+    assert _answers_by_sample(tmp_path / "out") == logged  # every (job, sample) once, with its epoch's answer
+    assert summaries[0]["complete"]
+    n_records = 0
+    for c in CONDS:
+        rec, meta = C.output_paths(tmp_path / "out", "inspect", summaries[0]["subject"].model, c.cell, c.display,
+                                   summaries[0]["subject"].tag(summaries[0]["key"]))
+        df = pd.read_csv(rec)
+        assert sorted(df["sample_id"].unique()) == [0, 1] and len(df) == 2 * len(jobs_of(c))
+        for r in df.itertuples(index=False):
+            assert r.patient == logged[(f"{c.cell}:{c.display}:{r.arm}:{r.pair_id}:{r.order}", r.sample_id)]
+        m = json.loads(meta.read_text())
+        assert m["samples_per_job"] == 2 and m["complete"]
+        n_records += len(df)
+    assert n_records == 2 * len(JOBS)
+    code = cli.main(["audit", "--from-inspect", log.location, "--out", str(tmp_path / "card"), "--draws", "200",
+                     "--no-reference-models"])
+    assert code == 0
+    assert json.loads((tmp_path / "card" / "report_card.json").read_text())["settings"]["samples_per_prompt"] == 2
+    # the second epoch missing (a run stopped after epoch 1): imported as sample 0 only, the battery incomplete
+    first = read_eval_log(log.location)
+    first.samples = [s for s in first.samples if s.epoch == 1]
+    write_eval_log(first, str(tmp_path / "epoch1.eval"))
+    assert cli.main(["collect", "--import-inspect", str(tmp_path / "epoch1.eval"), "--out",
+                     str(tmp_path / "half")]) == 3
+    assert _answers_by_sample(tmp_path / "half") == {k: v for k, v in logged.items() if k[1] == 0}

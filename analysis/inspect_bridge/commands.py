@@ -6,6 +6,7 @@ yet (rerun inspect, then import again), 2 a log refused, or jobs refused (each n
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -22,8 +23,11 @@ from .requests import deviation_report
 
 
 def _records(imp: Imported, out: Path, ledger: Ledger, logs: list[str]) -> list[dict]:
-    """Write records and metadata of every condition for each imported request; one summary per request."""
-    conds = first_pairs(battery_conditions(imp.battery), imp.pairs)
+    """Write records and metadata of every condition for each imported request; one summary per request.
+    With ``--epochs R`` every job has R samples (epoch e is sample e - 1): the records hold them all and a
+    condition is complete only when every sample of every job is answered."""
+    conds = [dataclasses.replace(c, samples=imp.samples) for c in first_pairs(battery_conditions(imp.battery),
+                                                                              imp.pairs)]
     summaries = []
     for subject, key, settings_json in imp.groups:
         dev = deviation_report(subject.template, subject.api, subject.model, imp.configs)
@@ -112,6 +116,7 @@ def audit_from_inspect(args: argparse.Namespace) -> int:
     subject, conds = s["subject"], s["conditions"]
     result = analyse(collected_loader(args.out, subject), conds, args.draws)
     info = provenance(args.out, subject, conds)
+    info["samples_per_prompt"] = imp.samples  # --epochs R: the card's sampling lines (as audit --samples R)
     refs = None if args.no_reference_models else reference_models(conds, args.draws)
     card = report_card(result, conds, battery=imp.battery, subject_info=info, references=refs, draws=args.draws,
                        deviations=s["deviations"])

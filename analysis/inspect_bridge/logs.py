@@ -13,8 +13,9 @@ sent (:func:`analysis.inspect_bridge.requests.request_template`), never of the g
 A sample answered from inspect's cache (``ModelEvent.cache == "read"``) has no logged request; its
 request is the one logged by a sent sample of the same model, tools, tool choice and generate config
 (what inspect's cache key covers) in any of the logs given, else the job is refused (give the log of
-the run that sent it too). ``--epochs R`` answers become the ledger's samples 0 .. R-1 where the
-ledger has samples (``collect --samples``); otherwise an epoch past the first is refused.
+the run that sent it too). ``--epochs R``: epoch e of a job is the ledger's sample e - 1 (the
+``sample`` of :class:`~analysis.collection.jobs.Job`, as ``collect --samples R`` writes it), and the records
+and the card then hold R answers per prompt.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from ..collection.answers import Reply, patient_from_content, patient_from_tool_
 from ..collection.errors import CollectionError
 from ..collection.jobs import Job, now_utc, sha256_text
 from ..collection.ledger import Ledger
-from ..collection.outputs import answer_row
+from ..collection.outputs import answer_row, attempt_rows
 from ..collection.redaction import REDACT
 from ..collection.retries import Outcome
 from ..collection.subjects.base import Subject, request_key
@@ -101,6 +102,7 @@ class Imported:
     unanswered: list[str] = field(default_factory=list)
     battery: str = ""
     pairs: int | None = None
+    samples: int = 1  # answers per job: the most epochs any log was run with (--epochs R)
     configs: list[dict] = field(default_factory=list)  # the generate config of each log
     added: int = 0
     kept_existing: int = 0
@@ -175,6 +177,7 @@ def answers_of_log(path: str | Path, out: Imported) -> None:
     log = read_log(path)
     name = Path(path).name
     out.configs.append(log.plan.config.model_dump(exclude_none=True) if log.plan else {})
+    out.samples = max(out.samples, int(log.eval.config.epochs or 1))
     index_cache: dict[tuple, dict] = {}
     for s in log.samples or []:
         md = s.metadata
@@ -185,12 +188,13 @@ def answers_of_log(path: str | Path, out: Imported) -> None:
         out.battery, out.pairs = battery, pairs
         index = index_cache.setdefault((battery, pairs), _job_index(battery, pairs))
         out.n_samples += 1
-        tag = f"{md['cell']}:{md['display']}:{md['arm']}:{md['pair']}:{md['order']}"
+        tag = job_name(f"{md['cell']}:{md['display']}:{md['arm']}:{md['pair']}:{md['order']}", int(s.epoch))
         events = [e for e in (s.events or []) if getattr(e, "event", "") == "model" and e.error is None]
         if s.error is not None or not events:
-            out.unanswered.append(f"{name}: {tag} (epoch {s.epoch}): no answer in the log")
+            out.unanswered.append(f"{name}: {tag}: no answer in the log")
             continue
         ev = events[-1]
+        out.samples = max(out.samples, int(s.epoch))
         job = index.get((md["cell"], md["display"], md["arm"], int(md["pair"]), int(md["order"])))
         why = check_sample(s, job, ev, name)
         if why is not None:
@@ -199,19 +203,27 @@ def answers_of_log(path: str | Path, out: Imported) -> None:
         patient, raw = patient_of_output(ev.output)
         usage = ev.output.usage
         resp = ev.call.response if ev.call is not None and isinstance(ev.call.response, dict) else {}
-        out.answers.append(Answer(job, int(s.epoch), patient, REDACT(raw)[:200], str(ev.output.model or ""),
-                                  str(resp.get("id") or ""), int(getattr(usage, "input_tokens", 0) or 0),
+        out.answers.append(Answer(with_epoch(job, int(s.epoch)), int(s.epoch), patient, REDACT(raw)[:200],
+                                  str(ev.output.model or ""), str(resp.get("id") or ""),
+                                  int(getattr(usage, "input_tokens", 0) or 0),
                                   int(getattr(usage, "output_tokens", 0) or 0), str(ev.model), ev.cache == "read",
                                   None if ev.call is None else request_template(ev.call.request), _identity(ev),
                                   name))
 
 
-def _with_epoch(job: Job, epoch: int) -> Job | None:
-    """The job as the ledger's sample ``epoch - 1`` (None: an epoch past the first in a ledger without samples)."""
-    if epoch == 1:
-        return job
-    if "sample" not in {f.name for f in dataclasses.fields(Job)}:
-        return None
+def job_name(sample_tag: str, epoch: int) -> str:
+    """A job as named in a refusal: the sample id, with the epoch past the first (the ledger's sample e - 1).
+
+    >>> job_name("k:numeric:factual:0:1", 1), job_name("k:numeric:factual:0:1", 3)
+    ('k:numeric:factual:0:1', 'k:numeric:factual:0:1 epoch 3')
+    """
+    return sample_tag if epoch == 1 else f"{sample_tag} epoch {epoch}"
+
+
+def with_epoch(job: Job, epoch: int) -> Job:
+    """The job as the ledger's sample of inspect's ``epoch`` (1-based): sample ``epoch - 1``."""
+    if epoch < 1:
+        raise LogRefused(f"{sample_id(job)}: epoch {epoch}; inspect numbers epochs from 1")
     return dataclasses.replace(job, sample=epoch - 1)
 
 
@@ -222,14 +234,15 @@ def resolve(out: Imported) -> list[tuple[Answer, dict]]:
         if a.template is not None:
             known = by_identity.setdefault(a.identity, a.template)
             if fingerprint(known) != fingerprint(a.template):  # same cache identity, another request: provider drift
-                out.refused.append(f"{sample_id(a.job)}: its request differs from another sample's of the same model "
-                                   f"and config ({a.log}); import those logs separately")
+                out.refused.append(f"{job_name(sample_id(a.job), a.epoch)}: its request differs from another "
+                                   f"sample's of the same model and config ({a.log}); import those logs separately")
     done = []
     for a in out.answers:
         t = a.template or by_identity.get(a.identity)
         if t is None:
-            out.refused.append(f"{sample_id(a.job)}: answered from inspect's cache and no log given carries the "
-                               f"request it was cached from ({a.log}); give the log of the run that sent it too")
+            out.refused.append(f"{job_name(sample_id(a.job), a.epoch)}: answered from inspect's cache and no log "
+                               f"given carries the request it was cached from ({a.log}); give the log of the run "
+                               f"that sent it too")
             continue
         done.append((a, t))
     return done
@@ -239,11 +252,7 @@ def write_answers(out: Imported, ledger: Ledger, base_url: str | None = None) ->
     """Write the resolved answers into the ledger (one answer per job and request: a valid answer is kept)."""
     rows_by_key: dict[str, tuple] = {}
     for a, template in resolve(out):
-        job = _with_epoch(a.job, a.epoch)
-        if job is None:
-            out.refused.append(f"{sample_id(a.job)}: epoch {a.epoch} needs a ledger with samples (collect --samples); "
-                               f"this ledger keeps one answer per job")
-            continue
+        job = a.job  # already the ledger's sample of its epoch
         subject = InspectSubject(a.model, template, base_url)
         key, settings_json = request_key(subject)
         group = rows_by_key.setdefault(key, (subject, settings_json, [], []))
@@ -251,12 +260,12 @@ def write_answers(out: Imported, ledger: Ledger, base_url: str | None = None) ->
                       "cache" if a.cached else "inspect")
         group[2].append(answer_row(job, key, reply, Outcome(reply, [], a.input_tokens, a.output_tokens, None,
                                                             0 if a.cached else 1), None))
-        group[3].append({"cell": job.cell, "display": job.display, "arm": job.arm, "pair_id": job.pair_id,
-                         "ord": job.order, "request_key": key, "prompt_sha256": job.prompt_sha256, "attempt": 1,
-                         "kind": "import", "outcome": "valid" if a.patient is not None else "invalid",
-                         "http_status": None, "detail": f"inspect {a.log}" + (" (cache)" if a.cached else ""),
-                         "latency_s": None, "input_tokens": a.input_tokens, "output_tokens": a.output_tokens,
-                         "cost_usd": None, "created_utc": now_utc()})
+        outcome = "valid" if a.patient is not None else "invalid"
+        group[3].extend(attempt_rows(job, key, [{
+            "attempt": 1, "kind": "import", "outcome": outcome, "http_status": None,
+            "detail": f"inspect {a.log}" + (" (cache)" if a.cached else ""), "latency_s": None,
+            "input_tokens": a.input_tokens, "output_tokens": a.output_tokens, "cost_usd": None,
+            "created_utc": now_utc()}]))
     for key, (subject, settings_json, rows, logs) in rows_by_key.items():
         ledger.register_request(key, subject, settings_json)
         added = ledger.put(rows, logs)
