@@ -100,7 +100,7 @@ def endpoint_kind(subject: Subject) -> str:
 
 def calibrated_input(tokens: int, subject: Subject) -> int:
     """An input estimate times the endpoint's :data:`INPUT_TOKEN_FACTOR` (the plan's prior before any usage)."""
-    return int(math.ceil(tokens * INPUT_TOKEN_FACTOR[endpoint_kind(subject)]))
+    return int(math.ceil(tokens * INPUT_TOKEN_FACTOR.get(endpoint_kind(subject), 1.0)))
 
 
 def raw_input_estimate(prompt: str, provider: str) -> int:
