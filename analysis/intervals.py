@@ -54,11 +54,7 @@ def exact_binomial(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     >>> [round(x, 4) for x in exact_binomial(2, 2)]
     [0.1581, 1.0]
     """
-    k, n = _check_counts(k, n)
-    if n == 0:
-        return (math.nan, math.nan)
-    ci = stats.binomtest(k, n).proportion_ci(confidence_level=level, method="exact")
-    return float(ci.low), float(ci.high)
+    return _binomial_ci(k, n, level, "exact")
 
 
 def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
@@ -67,10 +63,15 @@ def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     >>> [round(x, 4) for x in wilson(2, 2)]
     [0.3424, 1.0]
     """
+    return _binomial_ci(k, n, level, "wilson")
+
+
+def _binomial_ci(k, n, level: float, method: str) -> tuple[float, float]:
+    """``scipy.stats.binomtest``'s interval of ``k / n`` by ``method``; NaN for ``n = 0``."""
     k, n = _check_counts(k, n)
     if n == 0:
         return (math.nan, math.nan)
-    ci = stats.binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=level, method=method)
     return float(ci.low), float(ci.high)
 
 

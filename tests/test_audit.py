@@ -4,6 +4,7 @@ servers through the real SDKs, interruption and resume without a repeated call, 
 Offline: servers on 127.0.0.1, released records through the verified cache."""
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -211,6 +212,13 @@ def test_report_card_json_and_html(cards):
     for section in ("What the evidence supports", "Tracking slope", "Ordered versus arbitrary", "Naming",
                     "The paper's four models", "Provenance", "ranking error"):
         assert section in page
+    # the card's own judgment (issue 22) has its column beside the paper's verdict, row by row
+    assert "verdict (paper&#39;s rule)" in page and "judgment (joint bootstrap, ±5 pp margin)" in page
+    table = page.split("judgment (joint bootstrap", 1)[1].split("</table>", 1)[0]
+    for r in card["conditions"]:
+        if r.get("judgment"):
+            row = table.split(f"<td>{html.escape(r['label'])}</td>", 1)[1].split("</tr>", 1)[0]
+            assert html.escape(r["judgment"]) in row, r["key"]
 
 
 def test_reference_rows_are_the_released_records(cards):

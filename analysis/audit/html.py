@@ -11,6 +11,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
+from .. import config
 from ..validity import card as validity_card
 from .plots import card_figures
 from .wording import REFERENCE_NAMES, _ci, _isnan, _pp
@@ -78,15 +79,24 @@ def condition_rows(card: dict) -> list[list]:
     rows = []
     for r in card["conditions"]:
         if r.get("status") != "computed":
-            rows.append([r["key"], small(r.get("reason", ""))] + [""] * 8)
+            rows.append([r["key"], small(r.get("reason", ""))] + [""] * 9)
             continue
         err = num(r["error_pct"], pct=True)
         if not _isnan(r["error_ci"][0]):
             err += Markup(' <span class="num">[{:.1f}, {:.1f}]</span>').format(*r["error_ci"])
         rows.append([r["label"], _both(r["pse_pp"], r["pse_ci"]), num(r["fullinfo_pse_pp"]), num(r["learner_pse_pp"]),
                      REFERENCE_NAMES[r["reference"]], _both(r["difference_pp"], r["difference_ci"]),
-                     verdict(r["verdict"]), err, num(r["learner_error_pct"], pct=True), num(r["excess_error_pp"])])
+                     verdict(r["verdict"]), judgment_cell(r), err, num(r["learner_error_pct"], pct=True),
+                     num(r["excess_error_pp"])])
     return rows
+
+
+def judgment_cell(r: dict) -> Markup:
+    """The card's own judgment (issue 22): PSE - reference from the joint pair bootstrap with its 95% interval,
+    then excess / shortfall / equivalent within ±X pp / inconclusive / too few pairs to judge."""
+    if not r.get("judgment"):
+        return NA
+    return _both(r.get("joint_difference_pp"), r.get("joint_ci")) + Markup(" ") + verdict(r["judgment"])
 
 
 def reference_rows(card: dict) -> list[list]:
@@ -185,7 +195,7 @@ def render_html(card: dict, figures: dict[str, str] | None = None) -> str:
     t = card.get("tracking")
     levels = "" if not t else ", ".join(f"β {b:.2f}: {_pp(v, 2)} pp" for b, v in zip(t["levels"], t["learner_pse_pp"]))
     page = ENV.get_template("report_card.html.j2").render(
-        card=card, sub=sub, figures=figures, levels=levels,
+        card=card, sub=sub, figures=figures, levels=levels, margin=f"{config.EQUIVALENCE_MARGIN_PP:g}",
         served=", ".join(f"{k} ({v})" for k, v in (sub.get("models_served") or {}).items()) or "n/a",
         cost="unknown" if cost is None else f"${cost:,.2f}",
         resp_rows=responsiveness_rows(card), condition_rows=condition_rows(card), tracking_rows=tracking_rows(card),
