@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from .. import config, intervals
+from .. import estimators as E
 from ..population import truth
 from .batteries import Condition
 
