@@ -51,6 +51,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from analysis import config, cues, estimators, notebook
+from analysis.tables import write_derived
 from analysis.cells import parse_cell
 from analysis.validity import calibration, card, confounds, plots, released, reliability, run, subjects, truth
 
@@ -159,7 +160,7 @@ print(tidy(truths.drop(columns=["variant"]), 3))
 # %%
 cal = calibration.run(cell, panel_cues, n_seeds=n_seeds, draws=coverage_draws)
 cal_table = calibration.table(cal, panel_cues, coverage_draws)
-cal_table.to_csv(folders.derived / "calibration_validity.csv", index=False)
+write_derived(cal_table, folders.derived / "calibration_validity.csv")  # 8 significant digits (portable)
 
 # %% [markdown]
 # The validity battery's calibration table (`data/derived/calibration_validity.csv`). Goals (issue 22):

@@ -24,6 +24,7 @@ from scipy import optimize
 
 from .. import config, cues, intervals
 from ..cells import Cell
+from ..judgments import DRAW_DECIMALS
 from . import heterogeneity as H
 from .subjects import CueParams, CueSubject, subject
 from .truth import _boot_counts, coverage, known_truth, simulate_panel
@@ -67,7 +68,7 @@ def _auc_varies(sim: dict, judged: list[str], draws: int) -> np.ndarray:
     """Per seed: whether the AUC differences across cues are resolved (simultaneous 95%)."""
     first = sim["cues"][judged[0]]["score"]
     K = _boot_counts(first.shape[1], draws, AUC_SEED)
-    A = np.stack([sim["cues"][c]["score"] @ K for c in judged])  # cues x seeds x draws
+    A = np.stack([np.round(sim["cues"][c]["score"] @ K, DRAW_DECIMALS) for c in judged])  # cues x seeds x draws
     out = []
     for s in range(A.shape[1]):
         D = np.stack([A[a, s] - A[b, s] for a, b in itertools.combinations(range(len(judged)), 2)])

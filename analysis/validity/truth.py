@@ -24,6 +24,7 @@ import pandas as pd
 
 from .. import cues, intervals
 from ..cells import Cell
+from ..judgments import DRAW_DECIMALS
 from ..judgments import verdict as paper_verdict
 from . import heterogeneity as H
 from . import reference as RF
@@ -147,15 +148,17 @@ def simulate_panel(name, cell: Cell, cue_ids: list[str], n_seeds: int = 200, dra
         if K is None:
             K = _boot_counts(len(pairs), draws, COVERAGE_BOOT_SEED)
         R = RF.shift_draws(cell, cid, draws)[:, ref_index.get_indexer(pairs)]  # draws x pairs
-        ref_means = 100 * (R * K.T).sum(axis=1)
+        ref_means = np.round(100 * (R * K.T).sum(axis=1), DRAW_DECIMALS)
         p, (pn, pa) = probabilities(subj, cell, cid, variant, n_pairs)
         U = np.stack([_stream(s, cid).random(len(jobs) + len(probe)) for s in range(n_seeds)])
         picked = (U[:, : len(jobs)] < p).astype(float)
         Up = U[:, len(jobs):]
         abstained = Up < pa
         named = (Up >= pa) & (Up < pa + pn)
-        per_pair = 100 * (picked @ W)  # seeds x pairs
-        boot = per_pair @ K  # seeds x draws
+        # matrix products end in BLAS-kernel-dependent last bits; rounded (as judgments.joint_draws) so that
+        # a tie with 0 or the margin reads the same on every CPU
+        per_pair = np.round(100 * (picked @ W), DRAW_DECIMALS)  # seeds x pairs
+        boot = np.round(per_pair @ K, DRAW_DECIMALS)  # seeds x draws
         ref_pp = cue_reference(cell, cid)["reference_pp"]
         d = boot - ref_means
         lo, hi = np.percentile(d, [2.5, 97.5], axis=1)
@@ -164,8 +167,8 @@ def simulate_panel(name, cell: Cell, cue_ids: list[str], n_seeds: int = 200, dra
         p_tost = np.array([intervals.tost(row) for row in d])
         n = len(pairs)
         verdict = np.array([intervals.equivalence_verdict(a, b, t, n_pairs=n) for a, b, t in zip(lo, hi, p_tost)])
-        score = np.where(abstained, 0.5, named.astype(float)) @ Wp
-        alo, ahi = np.percentile(score @ K, [2.5, 97.5], axis=1)
+        score = np.round(np.where(abstained, 0.5, named.astype(float)) @ Wp, DRAW_DECIMALS)
+        alo, ahi = np.percentile(np.round(score @ K, DRAW_DECIMALS), [2.5, 97.5], axis=1)
         k_abs = abstained.sum(axis=1)
         ab = np.array([intervals.exact_binomial(int(k), len(probe)) for k in k_abs])
         out["cues"][cid] = {"excess": excess, "lo": lo, "hi": hi, "verdict": verdict, "draws": d,
