@@ -85,9 +85,10 @@ def portable_tree(obj, keep_small: tuple[str, ...] = ()):
 
 
 def write_derived(df: pd.DataFrame, path: str | Path, *, keep_small: tuple[str, ...] = (),
-                  index: bool = False) -> Path:
-    """Write ``df`` as a portable CSV: :func:`portable_frame`, ``FLOAT_FORMAT``, ``\\n`` line ends."""
-    path = Path(path)
+                  index: bool = False) -> None:
+    """Write ``df`` as a portable CSV: :func:`portable_frame`, ``FLOAT_FORMAT``, ``\\n`` line ends.
+
+    Returns nothing, so that a notebook cell ending in this call shows no path of the machine it ran on.
+    """
     table = portable_frame(df, keep_small)
-    table.to_csv(path, index=index, float_format=FLOAT_FORMAT, lineterminator="\n")
-    return path
+    table.to_csv(Path(path), index=index, float_format=FLOAT_FORMAT, lineterminator="\n")

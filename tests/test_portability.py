@@ -28,7 +28,7 @@ import time
 import pandas as pd
 import pytest
 
-from analysis import paths
+from analysis import paths, tables
 
 SETTINGS = {
     "prescott": {"OPENBLAS_CORETYPE": "Prescott"},
@@ -134,3 +134,9 @@ def test_printed_permutation_p_values_agree_between_the_settings(runs):
     texts = {s: (runs[s] / "sn8_pair_level.txt").read_text() for s in SETTINGS}
     assert texts["prescott"] == texts["one_thread"]
     assert "Stouffer p" in texts["prescott"]
+
+
+def test_the_portable_writer_returns_nothing_for_a_notebook_to_echo(tmp_path):
+    # A notebook cell ending in the writer once echoed PosixPath('/work/...') into a committed output (CI, stop 25).
+    assert tables.write_derived(pd.DataFrame({"x": [0.1]}), tmp_path / "x.csv") is None
+    assert (tmp_path / "x.csv").read_text() == "x\n0.1\n"
