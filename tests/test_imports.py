@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from analysis import stamps
+
 ROOT = Path(__file__).resolve().parents[1] / "analysis"
 PKG = "analysis"
 MARK = "# heavy, optional"
@@ -22,20 +24,7 @@ MAX_LINES = 600
 ENFORCE_MAX_LINES = True
 
 
-def modules(root: Path = ROOT) -> dict[str, Path]:
-    """Dotted module name -> file, for every module of the package."""
-    out = {}
-    for p in sorted(root.rglob("*.py")):
-        parts = list(p.relative_to(root.parent).with_suffix("").parts)
-        if any(x.startswith(".") or x == "__pycache__" for x in parts):
-            continue
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        out[".".join(parts)] = p
-    return out
-
-
-MODULES = modules()
+MODULES = stamps.package_modules()  # the same walk that keys the build's products
 
 
 def _type_checking(node: ast.If) -> bool:
