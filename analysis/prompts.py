@@ -159,10 +159,14 @@ def tool_spec(provider: str = "openai") -> dict:
     raise ValueError(f"unknown provider {provider!r} for the tool spec; expected 'openai' or 'anthropic'")
 
 
-def tool_choice(provider: str = "openai") -> dict:
-    """The forced tool choice of each API."""
+def tool_choice(provider: str = "openai", forced: bool = True) -> dict | str:
+    """The forced tool choice of each API (the protocol's), or ``auto`` for a model that rejects a forced one.
+
+    >>> tool_choice("anthropic"), tool_choice("anthropic", forced=False), tool_choice("openai", forced=False)
+    ({'type': 'tool', 'name': 'choose'}, {'type': 'auto'}, 'auto')
+    """
     if provider == "openai":
-        return {"type": "function", "function": {"name": config.TOOL_NAME}}
+        return {"type": "function", "function": {"name": config.TOOL_NAME}} if forced else "auto"
     if provider == "anthropic":
-        return {"type": "tool", "name": config.TOOL_NAME}
+        return {"type": "tool", "name": config.TOOL_NAME} if forced else {"type": "auto"}
     raise ValueError(f"unknown provider {provider!r}")

@@ -57,6 +57,8 @@ its ``retires_at``: that is where the SDK and the preflight read a deprecation (
 deprecation response header; the anthropic SDK warns from its own table, ``anthropic._data``).
 ``no_models_route`` makes the models routes 404 with a body that is not a model error (a gateway).
 :attr:`FakeOpenAI.rejects` names models that refuse ``temperature`` (400 ``unsupported_value``).
+:attr:`FakeAnthropic.rejects_forced_tool` names models that refuse a forced ``tool_choice`` (400
+``invalid_request_error``; Sonnet 5.5, Opus 5.5, Fable 5.1 by default).
 
 Run standalone (used by the benchmark)::
 
@@ -77,6 +79,10 @@ from typing import Callable
 #: the Anthropic API version from which temperature, top_p and top_k are rejected on every model
 NO_SAMPLING_FROM = "2026-10-21"
 SAMPLING = ("temperature", "top_p", "top_k")
+#: models that answer a forced tool choice (``tool_choice`` of type ``tool`` or ``any``) with a 400: Sonnet 5.5,
+#: Opus 5.5 and Fable 5.1 (inspect_ai 0.3.285, ``rejects_forced_tool_choice``). The status and the error envelope
+#: are the API's; the message text is ours (no published example of it was found)
+REJECTS_FORCED_TOOL = ("claude-sonnet-5-5", "claude-opus-5-5", "claude-fable-5-1")
 FAULTS = ("429", "500", "529", "slow", "drop", "no_tool", "bad_patient", "bad_json", "wrong_tool", "401", "trickle",
           "hang", "html", "empty", "nonjson", "envelope", "context")
 
@@ -364,9 +370,11 @@ class FakeAnthropic(FakeServer):
 
     endpoint = "/v1/messages"
 
-    def __init__(self, *args, api_version: str = NO_SAMPLING_FROM, **kwargs):
+    def __init__(self, *args, api_version: str = NO_SAMPLING_FROM,
+                 rejects_forced_tool: tuple[str, ...] = REJECTS_FORCED_TOOL, **kwargs):
         super().__init__(*args, **kwargs)
         self.api_version = api_version
+        self.rejects_forced_tool = tuple(rejects_forced_tool)  # model prefixes that refuse a forced tool choice
         self.versions: list[str] = []  # the anthropic-version of every request and GET
 
     @staticmethod
@@ -389,6 +397,11 @@ class FakeAnthropic(FakeServer):
         if mid in self.retired:
             return self.error(404, "not_found_error", f"model: {mid}")
         version = headers.get("anthropic-version") or self.api_version
+        choice = body.get("tool_choice") if isinstance(body.get("tool_choice"), dict) else {}
+        if choice.get("type") in ("tool", "any") and mid.startswith(self.rejects_forced_tool):
+            return self.error(400, "invalid_request_error",
+                              f"tool_choice: forced tool use (type {choice['type']!r}) is not supported for {mid}; "
+                              f"use 'auto' or 'none'")
         sent = [p for p in SAMPLING if p in body]
         if sent and version >= NO_SAMPLING_FROM:
             return self.error(400, "invalid_request_error",

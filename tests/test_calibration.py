@@ -133,3 +133,15 @@ def test_the_card_cites_the_calibration_of_its_battery(tmp_path):
     sec = cited.calibration_section("smoke", 24, tmp_path / "s.csv")
     assert sec["rows"] and "20 simulated collections" in sec["statement"] and "--pairs 24" in sec["statement"]
     assert cited.calibration_section("smoke", 10, tmp_path / "s.csv")["rows"] == []
+
+
+def test_the_validity_card_cites_the_validity_calibration(tmp_path):
+    """Before: the validity battery's card said no calibration had been run, though notebook 09 writes one."""
+    sec = cited.calibration_section("validity", None)
+    table = pd.read_csv(cited.VALIDITY_CSV)
+    joint = table[table["verdict"] == cited.PANEL_JOINT].iloc[0]
+    assert sec["rows"] and "no known-truth calibration" not in sec["statement"]
+    assert f"{100 * joint['false_finding_rate']:.1f}%" in sec["statement"]
+    assert f"{int(joint['n_pairs'])} pairs a cue" in sec["statement"]
+    assert cited.calibration_section("validity", 7)["rows"] == []  # another pair count is not calibrated
+    assert "no known-truth calibration" in cited.validity_section(None, tmp_path / "none.csv")["statement"]

@@ -152,7 +152,8 @@ def test_an_older_api_version_takes_the_papers_temperature_zero(tmp_path):
         assert res.complete and srv.refused == [] and set(srv.versions) == {"2023-06-01"}
     assert all(b["temperature"] == 0 and "anthropic_version" not in b for b in bodies)
     subject = C.make_subject("anthropic", CURRENT, CELL, base_url=srv.url, settings={"anthropic_version": "2023-06-01"})
-    assert subject.sampling() == {"temperature_settable": True, "sampling": "temperature 0"}
+    got = subject.sampling()
+    assert (got["temperature_settable"], got["sampling"], got["tool_choice_forced"]) == (True, "temperature 0", False)
     subject.close()
 
 
@@ -168,6 +169,62 @@ def test_a_400_naming_a_sampling_parameter_is_one_line_never_retried_never_store
     assert code == 2 and _one_line(err), err
     assert "rejects the sampling parameter 'temperature'" in err and "--settings '{\"temperature\": null}'" in err
     assert n == 1 and _answers(tmp_path / "o") == 0  # not retried, nothing stored as an answer
+
+
+# ---------------------------------------------------------------------------------------------
+# Models that reject the forced tool choice (Sonnet 5.5, Opus 5.5, Fable 5.1)
+# ---------------------------------------------------------------------------------------------
+def test_the_fake_rejects_a_forced_tool_choice_for_the_models_that_refuse_one():
+    """Before the fix the audit sent the protocol's forced choice to claude-sonnet-5-5: this 400 on every request."""
+    with FakeAnthropic(models=[CURRENT, "claude-sonnet-5"]) as srv:
+        hdr = {"anthropic-version": NO_SAMPLING_FROM, "x-api-key": KEY}
+        body = {"model": CURRENT, "max_tokens": 64, "messages": [{"role": "user", "content": "x"}],
+                "tools": [{"name": "choose", "input_schema": {"type": "object"}}]}
+        forced = _post(srv.url + "/v1/messages", {**body, "tool_choice": {"type": "tool", "name": "choose"}}, hdr)
+        auto = _post(srv.url + "/v1/messages", {**body, "tool_choice": {"type": "auto"}}, hdr)
+        older = _post(srv.url + "/v1/messages", {**body, "model": "claude-sonnet-5",
+                                                 "tool_choice": {"type": "tool", "name": "choose"}}, hdr)
+    assert forced[0] == 400 and forced[1]["error"]["type"] == "invalid_request_error"
+    assert "tool_choice" in forced[1]["error"]["message"]
+    assert auto[0] == 200 and older[0] == 200
+
+
+def test_a_claude_55_audit_offers_the_tool_with_auto_choice_and_the_card_says_so(tmp_path):
+    out = tmp_path / "o"
+    with FakeAnthropic(models=[CURRENT]) as srv:
+        code = cli.main(["audit", "--provider", "anthropic", "--model", CURRENT, "--base-url", srv.url, "--out",
+                         str(out), "--battery", "smoke", "--pairs", "2", "--draws", "200", "--no-progress",
+                         "--no-reference-models"])
+        bodies = [r["body"] for r in srv.requests]
+    assert code == 0 and srv.refused == [] and len(bodies) == 24
+    assert all(b["tool_choice"] == {"type": "auto"} and b["tools"][0]["name"] == "choose" for b in bodies)
+    card = json.loads((out / "report_card.json").read_text())
+    assert card["settings"]["tool_choice_forced"] is False
+    assert card["settings"]["tool_choice"] == S.TOOL_CHOICE_AUTO
+    assert any(line.startswith("Deviation from the protocol: this model rejects a forced tool choice")
+               for line in card["sampling_notice"])
+
+
+def test_a_model_that_takes_a_forced_choice_still_gets_the_protocols(tmp_path):
+    with FakeAnthropic(models=["claude-sonnet-5"]) as srv:
+        res = C.collect(CELL, "anthropic", "claude-sonnet-5", tmp_path, base_url=srv.url,
+                        jobs=C.job_list(CELL)[:2], concurrency=1, progress=False)
+        bodies = [r["body"] for r in srv.requests]
+    assert res.complete and all(b["tool_choice"] == {"type": "tool", "name": "choose"} for b in bodies)
+    subject = C.make_subject("anthropic", "claude-sonnet-5", CELL, base_url=srv.url)
+    assert subject.sampling()["tool_choice_forced"] is True
+    subject.close()
+
+
+def test_a_400_refusing_the_forced_tool_choice_is_one_line_never_retried_never_stored(tmp_path, capsys):
+    """A model the table does not know yet (here claude-sonnet-5 on a server that refuses it)."""
+    with FakeAnthropic(models=["claude-sonnet-5"], rejects_forced_tool=("claude-sonnet-5",)) as srv:
+        code = _collect(srv, tmp_path / "o", "claude-sonnet-5", "anthropic", "--concurrency", "1")
+        n = srv.count
+    err = capsys.readouterr().err
+    assert code == 2 and _one_line(err), err
+    assert "rejects a forced tool choice for model 'claude-sonnet-5'" in err and "--answer-format text" in err
+    assert n == 1 and _answers(tmp_path / "o") == 0
 
 
 # ---------------------------------------------------------------------------------------------

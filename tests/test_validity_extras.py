@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from analysis import config, cues
 from analysis.cells import parse_cell
@@ -109,3 +110,20 @@ def test_live_abstention_variant_records_an_answer_zero(tmp_path):
     enums = {tuple(b["tools"][0]["function"]["parameters"]["properties"]["patient"]["enum"])
              for b in bodies if cues.PROBE_ABSTAIN in b["messages"][-1]["content"]}
     assert enums == {(0, 1, 2)}
+
+
+def test_the_positive_control_sits_outside_every_bh_family():
+    """A control with a tiny p must not enter the family: with it inside (3 tests), BH would reject the judged
+    cue at p = 0.03 (rank 2: 0.03 <= 2/3 x 0.05); outside (2 tests) it is not (rank 1: 0.03 > 1/2 x 0.05), and
+    the control keeps its raw p as its q. A control's p also never changes the judged cues' q values."""
+    from analysis.validity.probe import bh, bh_outside_controls
+
+    rows = [{"cue": "label", "control": True, "p_value": 1e-6}, {"cue": "ordered", "control": False, "p_value": 0.03},
+            {"cue": "numeric", "control": False, "p_value": 0.9}]
+    reject, q = bh_outside_controls(rows)
+    inside_reject, _ = bh([r["p_value"] for r in rows])
+    assert inside_reject[1] is True  # what a family holding the control would say
+    assert reject == [True, False, False] and q[0] == 1e-6
+    assert q[1:] == pytest.approx(bh([0.03, 0.9])[1])
+    rows[0]["p_value"] = 0.5  # the control's own p moves nothing else
+    assert bh_outside_controls(rows)[1][1:] == q[1:]

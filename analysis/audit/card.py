@@ -70,8 +70,9 @@ def pooled_agreement(rows: list[dict]) -> dict | None:
 def sampling_notice(subject_info: dict, samples: int, answer_format: str, rows: list[dict]) -> list[str]:
     """The card's first lines on how choices were sampled (issue 20): a temperature the provider does not let us
     fix with one answer per prompt, R answers per prompt (choice probabilities, within-prompt agreement), and
-    log-probability answers (a deviation from the protocol). The run settings' ``temperature_settable``
-    (missing: settable) and ``sampling`` say what the provider allows."""
+    log-probability answers (a deviation from the protocol), and a model that rejects the forced tool choice.
+    The run settings' ``temperature_settable`` (missing: settable), ``sampling`` and ``tool_choice_forced``
+    say what the provider allows."""
     out = []
     settable = _setting(subject_info, "temperature_settable") is not False
     sampling = _setting(subject_info, "sampling")
@@ -91,6 +92,10 @@ def sampling_notice(subject_info: dict, samples: int, answer_format: str, rows: 
                    f"intervals and verdicts are computed on per-prompt choice probabilities (the share of a prompt's "
                    f"answered samples that pick the target, each arm the mean of its orders: the rule of "
                    f"Supplementary Note 12), not on single choices as in the protocol.{agree}")
+    if answer_format == "tool" and _setting(subject_info, "tool_choice_forced") is False:
+        out.append("Deviation from the protocol: this model rejects a forced tool choice (400), so the choose tool "
+                   "was offered with tool_choice auto, and a reply without a tool call was read by the text rule "
+                   "(the first standalone 1 or 2).")
     if answer_format == "logprobs":
         outside = [r["logprobs"]["mean_p_outside"] for r in rows if r.get("logprobs")]
         mass = (f" Mean probability outside the tokens 1 and 2: {100 * sum(outside) / len(outside):.1f}%."

@@ -24,11 +24,11 @@ from typing import Iterator
 import pandas as pd
 
 from .answers import Reply, patient_from_content, patient_from_tool_calls
-from .errors import CollectionError, SamplingRejected
+from .errors import CollectionError, SamplingRejected, ToolChoiceRejected
 from .jobs import Job
 from .redaction import REDACT
 from .subjects.anthropic import AnthropicSubject
-from .subjects.sampling import sampling_param_named, sampling_rejected_line
+from .subjects.sampling import names_tool_choice, sampling_param_named, sampling_rejected_line, tool_choice_rejected_line
 from .subjects.sdk import translate
 from .subjects.openai import logprob_reply  # --answer-format logprobs (issue 20)
 
@@ -156,12 +156,16 @@ def reply_from_openai(body: dict, answer_format: str = "tool") -> Reply:
 
 
 def refused_sampling(error, model: str) -> None:
-    """Raise :class:`SamplingRejected` for a batch result refused for a sampling parameter (issue 20)."""
+    """Raise :class:`SamplingRejected` for a batch result refused for a sampling parameter, and
+    :class:`ToolChoiceRejected` for one refusing the forced tool choice (issue 20)."""
     inner = error.get("error", error) if isinstance(error, dict) else None
     if isinstance(inner, dict) and inner.get("type") == "invalid_request_error":
-        param = sampling_param_named(inner.get("message", ""))
+        message = REDACT(inner.get("message", ""))[:200]
+        param = sampling_param_named(message)
         if param:
-            raise SamplingRejected(sampling_rejected_line(param, model, 400, REDACT(inner.get("message", ""))[:200]))
+            raise SamplingRejected(sampling_rejected_line(param, model, 400, message))
+        if names_tool_choice(message):
+            raise ToolChoiceRejected(tool_choice_rejected_line(model, 400, message))
 
 
 def openai_result(line: dict, answer_format: str = "tool") -> Result:

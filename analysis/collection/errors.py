@@ -41,6 +41,10 @@ class SamplingRejected(Fatal):
     """A 400 that names a sampling parameter (temperature, top_p, top_k): never retried, never stored (issue 20)."""
 
 
+class ToolChoiceRejected(Fatal):
+    """A 400 that refuses the forced tool choice: never retried, never stored (issue 20)."""
+
+
 class ModelNotServed(Fatal):
     """A 404 ``not_found_error`` (or ``model_not_found``) for the model: retired or misspelled (issue 20)."""
 

@@ -7,6 +7,12 @@ Messages API, from API version ``2026-10-21`` (the version the pinned ``anthropi
 sampling parameter is sent, each answer is one draw from the model's choice distribution, and the
 card's settings say so (:func:`sampling_settings`: ``temperature_settable`` and ``sampling``).
 
+The same holds for the forced tool choice of the protocol: Claude Sonnet 5.5, Opus 5.5 and Fable/Mythos
+5.1 (and their later point releases) answer a forced ``tool_choice`` (a named tool or ``any``) with a
+400 (inspect_ai 0.3.285, ``model/_providers/util/util.py``: ``rejects_forced_tool_choice``). For those
+models the ``choose`` tool is still offered, with ``tool_choice`` ``auto``; a reply without a tool call is
+read by the text rule, and the card records the deviation (:func:`tool_choice_settings`).
+
 An older Anthropic API version that still takes a temperature can be pinned with the setting
 ``anthropic_version`` (``--settings '{"anthropic_version": "2023-06-01"}'``, sent as the
 ``anthropic-version`` header); under it the paper's temperature 0 is sent again.
@@ -85,3 +91,47 @@ def sampling_rejected_line(param: str, model: str, status: int, message: str) ->
     return (f"the server rejects the sampling parameter {param!r} for model {model!r} ({status}: {message}); "
             f"nothing was stored for it. This model's temperature cannot be fixed: rerun without the parameter "
             f"(--settings '{{\"{param}\": null}}'); the card then records provider default sampling")
+
+
+#: models that answer a forced tool choice with a 400: Sonnet 5.5 and Opus 5.5 and their later 5.x point
+#: releases, Fable/Mythos 5.1 and later (not the 5.0 releases, 1M-context suffixes such as ``-5-5m``, or dated
+#: ids of earlier releases); the model id may carry a gateway prefix (``anthropic/claude-sonnet-5-5``)
+FORCED_TOOL_CHOICE_REJECTED = re.compile(
+    r"claude-(?:sonnet|opus)-5[-.](?:[5-9]|[1-9]\d)(?![0-9A-Za-z])|claude-(?:fable|mythos)-5[-.](?:[1-9]|[1-9]\d)(?![0-9A-Za-z])")
+#: the card's wording of the tool choice
+TOOL_CHOICE_FORCED = "forced choose tool (the protocol's)"
+TOOL_CHOICE_AUTO = ("choose tool offered with tool_choice auto (the model rejects a forced tool choice); a reply "
+                    "without a tool call is read by the text rule")
+#: a 400 that names the tool choice
+_TOOL_CHOICE_ERROR = re.compile(r"\btool_choice\b|forced tool", re.IGNORECASE)
+
+
+def forced_tool_choice_accepted(model: str) -> bool:
+    """Whether ``model`` takes the protocol's forced tool choice.
+
+    >>> [forced_tool_choice_accepted(m) for m in ("claude-sonnet-5-5", "anthropic/claude-opus-5-6", "claude-fable-5-1")]
+    [False, False, False]
+    >>> [forced_tool_choice_accepted(m) for m in ("claude-sonnet-5", "claude-sonnet-5-1", "claude-sonnet-5-5m", "gpt-5.6-terra")]
+    [True, True, True, True]
+    """
+    return FORCED_TOOL_CHOICE_REJECTED.search(model) is None
+
+
+def tool_choice_settings(model: str, answer_format: str) -> dict:
+    """The card's ``tool_choice_forced`` and ``tool_choice`` (empty where no tool is offered)."""
+    if answer_format != "tool":
+        return {}
+    forced = forced_tool_choice_accepted(model)
+    return {"tool_choice_forced": forced, "tool_choice": TOOL_CHOICE_FORCED if forced else TOOL_CHOICE_AUTO}
+
+
+def names_tool_choice(message: str) -> bool:
+    """Whether an error message is about the tool choice."""
+    return _TOOL_CHOICE_ERROR.search(str(message)) is not None
+
+
+def tool_choice_rejected_line(model: str, status: int, message: str) -> str:
+    """The one line of a 400 that refuses the forced tool choice: what happened and what to do."""
+    return (f"the server rejects a forced tool choice for model {model!r} ({status}: {message}); nothing was stored "
+            f"for it. Rerun with --answer-format text (or json), whose answers are read from the reply's text; "
+            f"the card records the deviation")

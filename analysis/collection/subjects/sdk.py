@@ -23,11 +23,13 @@ import httpx2 as httpx  # the HTTP library of the anthropic and openai SDKs (a f
 
 from ... import config, prompts
 from ..answers import ANSWER_FORMATS, Reply
-from ..errors import CollectionError, ContextTooLong, Fatal, ModelNotServed, SamplingRejected, Transient
+from ..errors import (CollectionError, ContextTooLong, Fatal, ModelNotServed, SamplingRejected, ToolChoiceRejected,
+                      Transient)
 from ..jobs import Job
 from ..redaction import REDACT
 from .base import Subject
-from .sampling import sampling_param_named, sampling_rejected_line, sampling_settings
+from .sampling import (forced_tool_choice_accepted, names_tool_choice, sampling_param_named, sampling_rejected_line,
+                       sampling_settings, tool_choice_rejected_line, tool_choice_settings)
 
 #: appended to the prompt for ``--answer-format json`` (our wording: the protocol has no JSON variant)
 JSON_INSTRUCTION = '\nRespond with a JSON object only: {"patient": 1} or {"patient": 2}.'
@@ -88,8 +90,9 @@ def model_error(exc: Exception, model: str | None) -> bool:
 def translate(sdk, exc: Exception, model: str | None = None) -> Exception:
     """Map an SDK exception to :class:`Transient`, :class:`Fatal` or :class:`ContextTooLong` (redacted).
 
-    A 400 naming a sampling parameter is :class:`SamplingRejected` and a 404 for the model
-    :class:`ModelNotServed` (both one line that says what to do; never retried)."""
+    A 400 naming a sampling parameter is :class:`SamplingRejected`, one refusing the forced tool choice
+    :class:`ToolChoiceRejected` and a 404 for the model :class:`ModelNotServed` (each one line that says what
+    to do; never retried)."""
     msg = REDACT(exc)[:300]
     if isinstance(exc, sdk.APITimeoutError):
         return Transient("timeout", detail=msg)
@@ -107,6 +110,8 @@ def translate(sdk, exc: Exception, model: str | None = None) -> Exception:
         param = sampling_param_named(message) if status in (400, 422) else None
         if param:
             return SamplingRejected(sampling_rejected_line(param, model or "?", status, REDACT(message)[:200]))
+        if status in (400, 422) and names_tool_choice(message):
+            return ToolChoiceRejected(tool_choice_rejected_line(model or "?", status, REDACT(message)[:200]))
         if status == 404 and model_error(exc, model):
             return ModelNotServed(not_served_line(model or "?", REDACT(message)[:200]))
         return Fatal(f"{type(exc).__name__} ({status}): {msg}")
@@ -269,7 +274,8 @@ class SDKSubject(Subject):
         redact_headers(self.settings)  # registers header values with the redactor
         self.answer_format = answer_format
         self.tool = prompts.tool_spec(self.provider)
-        self.tool_choice = prompts.tool_choice(self.provider)
+        # the protocol's forced choice, or auto for a model that rejects it (a deviation on the card; issue 20)
+        self.tool_choice = prompts.tool_choice(self.provider, forced=forced_tool_choice_accepted(model))
         self.base_url = base_url
         self.timeout = timeout
         self._http = http_client(timeout)
@@ -288,8 +294,10 @@ class SDKSubject(Subject):
         return None
 
     def sampling(self) -> dict:
-        """``temperature_settable`` and ``sampling`` of this request, for the card's settings (issue 20)."""
-        return sampling_settings(self.provider, self.model, self.settings, self.api_version())
+        """``temperature_settable`` and ``sampling`` of this request, and its tool choice (``tool_choice_forced``,
+        ``tool_choice``), for the card's settings (issue 20)."""
+        return {**sampling_settings(self.provider, self.model, self.settings, self.api_version()),
+                **tool_choice_settings(self.model, self.answer_format)}
 
     def error_base(self) -> type:
         """The SDK's base exception class."""
