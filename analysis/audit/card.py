@@ -104,7 +104,7 @@ def sampling_notice(subject_info: dict, samples: int, answer_format: str, rows: 
                 if outside else "")
         out.append(f"Deviation from the protocol: the two answers were scored like lm-evaluation-harness multiple "
                    f"choice on a completion prompt (--answer-format completion, for base models without a chat "
-                   f"template): the prompt's text followed by {config.COMPLETION_CUE.strip()!r} went to "
+                   f"template): the prompt's text followed by the line \"{config.COMPLETION_CUE.lstrip()}\" went to "
                    f"/v1/completions, each choice probability comes from the log-probabilities of the next token "
                    f"(1 or 2), not from a forced tool call, and P(patient 1) is normalised over the two answer "
                    f"tokens.{mass}")
