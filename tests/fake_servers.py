@@ -4,7 +4,8 @@ Two small HTTP servers built on the standard library (``http.server`` with one t
 connection, HTTP/1.1 keep-alive):
 
 * :class:`FakeAnthropic` answers ``POST .../v1/messages`` like the Anthropic Messages API;
-* :class:`FakeOpenAI` answers ``POST .../chat/completions`` like an OpenAI-compatible endpoint.
+* :class:`FakeOpenAI` answers ``POST .../chat/completions`` like an OpenAI-compatible endpoint, and
+  ``POST .../v1/completions`` (``--answer-format completion``) in llama-cpp-python's text-completion shape.
 
 They are driven through the real ``anthropic`` and ``openai`` SDKs by pointing ``base_url`` at
 :attr:`FakeServer.url`. Every request body is kept in :attr:`FakeServer.requests` so tests can
