@@ -153,7 +153,10 @@ def _parser_collect(sub) -> None:
     ap.add_argument("--answer-format", default="tool", choices=C.ANSWER_FORMATS,
                     help="tool: the forced choose tool (the protocol, default); json or text: the answer in the "
                          "content, for servers that refuse a forced tool_choice (part of the request key); logprobs: "
-                         "the single token 1 or 2 with its log-probabilities (OpenAI-compatible servers; a deviation)")
+                         "the single token 1 or 2 with its log-probabilities (OpenAI-compatible servers; a deviation); "
+                         "completion: a base model scored on the tokens 1 and 2 after a completion prompt (POST "
+                         "/v1/completions, like lm-evaluation-harness multiple choice; --provider openai, no --batch; "
+                         "a deviation)")
     ap.add_argument("--samples", type=int, default=config.SAMPLES_DEFAULT, metavar="R",
                     help="independent answers per prompt (default 1, the protocol); each is its own ledger row, a "
                          "resumed run asks only for the missing ones; the dry run prices all R")
@@ -259,7 +262,10 @@ def _parser_audit(sub) -> None:
     ap.add_argument("--answer-format", default="tool", choices=C.ANSWER_FORMATS,
                     help="tool: a forced tool call (the protocol); json or text: the answer in the message content, "
                          "for servers that refuse a forced tool_choice (part of the request key and the card); "
-                         "logprobs: the single token 1 or 2 with its log-probabilities (a deviation, on the card)")
+                         "logprobs: the single token 1 or 2 with its log-probabilities (a deviation, on the card); "
+                         "completion: a base model without a chat template scored on the tokens 1 and 2 after a "
+                         "completion prompt (POST /v1/completions, like lm-evaluation-harness multiple choice; "
+                         "--provider openai, no --batch; a deviation, on the card)")
     ap.add_argument("--samples", type=int, default=config.SAMPLES_DEFAULT, metavar="R",
                     help="independent answers per prompt (default 1); PSE on per-prompt choice probabilities "
                          "(Supplementary Note 12's rule), the card reports within-prompt agreement")

@@ -86,6 +86,15 @@ TOOL_DESCRIPTION = "Select which patient to prioritize."
 LOGPROBS_MAX_TOKENS = 1
 #: top log-probabilities asked for: OpenAI's maximum (20); vLLM and llama.cpp's server accept it
 LOGPROBS_TOP = 20
+#: ``--answer-format completion`` (issue 23; a deviation from the protocol): a base model without a chat template
+#: (Gemma 3 270M, SmolLM2 base) continues text, so the two answers are scored the way lm-evaluation-harness scores
+#: multiple choice: the prompt is the chat prompt's user text followed by this cue line, and the first token's
+#: log-probabilities of 1 and 2 are read. The cue ends in "Patient " so the next token is the patient's number
+#: (a tokenizer that keeps the space with the digit, " 1", is counted too: spellings are summed once stripped).
+COMPLETION_CUE = "\nAnswer: Patient "
+#: top log-probabilities asked of ``POST /v1/completions``: its ``logprobs`` is an integer top-k (OpenAI's legacy
+#: completions API caps it at 5; llama-cpp-python's and vLLM's servers take 20, like the chat ``top_logprobs``)
+COMPLETION_LOGPROBS = 20
 #: ``--samples R`` default: one answer per prompt, the paper's protocol (SN 12 used R = 20 at temperature 1)
 SAMPLES_DEFAULT = 1
 

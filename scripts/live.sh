@@ -9,7 +9,9 @@
 # 4. copies the card to audit_out/example/ with a README that states the command and the measured wall time;
 # 5. stops the server whatever happens (trap on EXIT, INT, TERM). A rerun asks only what the ledger lacks.
 # Environment: PY (the compendium's python, default .venv/bin/python), LIVE_PAIRS (default 24, the smoke battery's
-# own), LIVE_FORMAT (tool | json | text | logprobs; default tool), LIVE_OUT (default audit_out/smollm2, or
+# own), LIVE_FORMAT (tool | json | text | logprobs | completion; default tool; logprobs and completion serve with
+# --logits_all true, which llama-cpp-python needs to return log-probabilities; completion scores the tokens 1 and 2
+# after a completion prompt on POST /v1/completions, as for a base model, and is tested against fakes only), LIVE_OUT (default audit_out/smollm2, or
 # audit_out/smollm2-FORMAT), LIVE_EXAMPLE (default audit_out/example, or audit_out/example/FORMAT), LIVE_N_CTX
 # (default 8192), LIVE_TIMEOUT (seconds per request, default 600: the first 80-example call evaluates ~6,000 prompt
 # tokens, 51 s on 2 quiet cores and minutes on loaded ones), LIVE_BATTERY (default smoke).
@@ -19,6 +21,11 @@ cd "$ROOT"
 PY="${PY:-.venv/bin/python}"
 FORMAT="${LIVE_FORMAT:-tool}"
 BATTERY="${LIVE_BATTERY:-smoke}"
+case "$FORMAT" in
+  tool|json|text) ;;
+  logprobs|completion) LIVE_LOGITS_ALL="${LIVE_LOGITS_ALL:-true}" ;;  # read by scripts/live_server.sh
+  *) echo "live: LIVE_FORMAT must be tool, json, text, logprobs or completion, not '$FORMAT'" >&2; exit 2 ;;
+esac
 if [ "$FORMAT" = tool ]; then SUFFIX=""; else SUFFIX="-$FORMAT"; fi
 OUT="${LIVE_OUT:-audit_out/smollm2$SUFFIX}"
 EXAMPLE="${LIVE_EXAMPLE:-audit_out/example${SUFFIX:+/$FORMAT}}"

@@ -1,7 +1,8 @@
 # Sourced by scripts/live.sh and scripts/live_test.sh: start and stop the local llama-cpp-python server.
 # live_server_start GGUF N_CTX -> LIVE_URL (http://127.0.0.1:PORT), LIVE_PID, LIVE_LOG, LIVE_SERVER_ARGS; the
 # server stops on exit. Environment: LIVE_THREADS (generation, default 1), LIVE_THREADS_BATCH (prompt, default
-# every core), LIVE_LOGITS_ALL (default false), LIVE_CHAT_FORMAT, LIVE_MODEL_ALIAS.
+# every core), LIVE_LOGITS_ALL (default false; scripts/live.sh sets true for LIVE_FORMAT=logprobs or completion),
+# LIVE_CHAT_FORMAT, LIVE_MODEL_ALIAS.
 LIVE_VENV="${LIVE_DIR:-$ROOT/.live}/venv"
 
 live_server_stop() {
@@ -22,7 +23,7 @@ live_server_start() {
   trap 'live_server_stop; exit 130' INT
   trap 'live_server_stop; exit 143' TERM
   # One thread generates, no logits kept for every prompt token (LIVE_LOGITS_ALL=true where a client needs them:
-  # --answer-format logprobs). The prompt is evaluated with every core on a quiet machine and with one thread when
+  # --answer-format logprobs on /v1/chat/completions, --answer-format completion on /v1/completions). The prompt is evaluated with every core on a quiet machine and with one thread when
   # the 1-minute load average already exceeds the cores: under a second CPU-bound process an 8-token answer took
   # 3.3 s with --n_threads 1 --n_threads_batch 2 and 43 s with --n_threads 2 and logits_all on (issue 23); at a load
   # average of 15 on 2 cores one thread evaluated 10 prompt tokens/s and two threads 4 (their barrier waits on a

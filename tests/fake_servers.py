@@ -4,7 +4,8 @@ Two small HTTP servers built on the standard library (``http.server`` with one t
 connection, HTTP/1.1 keep-alive):
 
 * :class:`FakeAnthropic` answers ``POST .../v1/messages`` like the Anthropic Messages API;
-* :class:`FakeOpenAI` answers ``POST .../chat/completions`` like an OpenAI-compatible endpoint.
+* :class:`FakeOpenAI` answers ``POST .../chat/completions`` like an OpenAI-compatible endpoint, and
+  ``POST .../v1/completions`` (``--answer-format completion``) in llama-cpp-python's text-completion shape.
 
 They are driven through the real ``anthropic`` and ``openai`` SDKs by pointing ``base_url`` at
 :attr:`FakeServer.url`. Every request body is kept in :attr:`FakeServer.requests` so tests can
@@ -88,7 +89,9 @@ FAULTS = ("429", "500", "529", "slow", "drop", "no_tool", "bad_patient", "bad_js
 
 
 def prompt_of(body: dict) -> str:
-    """The text of the (single) user message of a request body."""
+    """The text of the (single) user message of a request body (a completion request: its ``prompt``)."""
+    if "prompt" in body and not body.get("messages"):
+        return str(body["prompt"])
     msgs = body.get("messages") or []
     if not msgs:
         return ""
@@ -143,10 +146,11 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = {}
         n, fault = fake._register(self.path, dict(self.headers), body)
-        if not self.path.rstrip("/").endswith(fake.endpoint):
+        if not fake.routed(self.path.split("?")[0].rstrip("/")):
             return self._send(404, {"error": {"type": "not_found_error", "message": f"no route {self.path}"}})
         lower = {k.lower(): v for k, v in self.headers.items()}
-        refused = fake.check_headers(lower) or fake.check_body(body, lower)
+        refused = (fake.check_headers(lower) or fake.check_body(body, lower)
+                   or fake.check_completion(self.path.split("?")[0].rstrip("/"), body))
         if refused:
             with fake._lock:
                 fake.refused.append((n, refused[0], refused[1]))
@@ -186,7 +190,8 @@ class _Handler(BaseHTTPRequestHandler):
         patient = fake.answer(prompt) if fault not in ("no_tool", "bad_patient", "bad_json", "wrong_tool") else None
         if fault == "bad_patient":
             patient = 3
-        payload = fake.reply(n, body, prompt, patient, fault)
+        completion = fake.is_completion(self.path.split("?")[0].rstrip("/"))
+        payload = (fake.completion_reply if completion else fake.reply)(n, body, prompt, patient, fault)
         try:
             if fault == "trickle":
                 self._trickle(payload, fake.trickle_seconds)
@@ -340,6 +345,21 @@ class FakeServer:
     def reply(self, n: int, body: dict, prompt: str, patient, fault) -> dict:
         raise NotImplementedError
 
+    def routed(self, path: str) -> bool:
+        """Whether ``POST path`` is a route of this API."""
+        return path.endswith(self.endpoint)
+
+    def is_completion(self, path: str) -> bool:
+        """Whether ``POST path`` is the text-completions route (``/v1/completions``)."""
+        return False
+
+    def check_completion(self, path: str, body: dict) -> tuple[int, dict] | None:
+        """``(status, body)`` of a completion request the API refuses (a chat model), else None."""
+        return None
+
+    def completion_reply(self, n: int, body: dict, prompt: str, patient, fault) -> dict:
+        raise NotImplementedError
+
     # -- the API's rules (issue 20) --------------------------------------------------------
     def check_headers(self, headers: dict) -> tuple[int, dict] | None:
         """``(status, body)`` of a request the API refuses for its headers, else None."""
@@ -451,13 +471,59 @@ class FakeAnthropic(FakeServer):
 
 
 class FakeOpenAI(FakeServer):
-    """Fake OpenAI-compatible chat-completions API (``POST /v1/chat/completions``)."""
+    """Fake OpenAI-compatible chat-completions API (``POST /v1/chat/completions``) and text-completions API
+    (``POST /v1/completions``, ``--answer-format completion``).
+
+    A completion request is answered in llama-cpp-python's shape: ``choices[0].text`` and ``choices[0].logprobs`` =
+    ``{tokens, text_offset, token_logprobs, top_logprobs: [{token: logprob}]}`` with as many top entries as the
+    request's integer ``logprobs``. P(patient 1) is :attr:`p_first` (``p_first(prompt)``; by default 0.9 when the
+    answer function names patient 1, else 0.1), split over the spellings ``"1"`` (80%) and ``" 1"`` (20%), with
+    :attr:`outside` of the mass on other tokens; the sampled token is the argmax of 1 and 2 (temperature 0). A model
+    whose id starts with one of :attr:`chat_only` (today's OpenAI chat models) gets the API's 404 "This is a chat
+    model and not supported in the v1/completions endpoint".
+    """
 
     endpoint = "/chat/completions"
+    completions = "/v1/completions"
 
-    def __init__(self, *args, rejects: tuple[str, ...] = ("gpt-5.6-terra",), **kwargs):
+    def __init__(self, *args, rejects: tuple[str, ...] = ("gpt-5.6-terra",), chat_only: tuple[str, ...] = ("gpt-",),
+                 p_first: Callable[[str], float] | None = None, outside: float = 0.1, **kwargs):
         super().__init__(*args, **kwargs)
         self.rejects = tuple(rejects)  # model prefixes that refuse a temperature (reasoning models)
+        self.chat_only = tuple(chat_only)  # model prefixes refused on /v1/completions (chat models)
+        self.p_first, self.outside = p_first, outside
+
+    def routed(self, path):
+        return path.endswith(self.endpoint) or self.is_completion(path)
+
+    def is_completion(self, path):
+        return path.endswith(self.completions)
+
+    def check_completion(self, path, body):
+        mid = str(body.get("model", ""))
+        if self.is_completion(path) and mid.startswith(self.chat_only):
+            return self.error(404, "This is a chat model and not supported in the v1/completions endpoint. Did you "
+                                   "mean to use v1/chat/completions?", None, "model")
+        return None
+
+    def completion_reply(self, n, body, prompt, patient, fault):
+        """A text completion of one token with its top log-probabilities (llama-cpp-python's shape)."""
+        import math
+
+        p1 = self.p_first(prompt) if self.p_first else {1: 0.9, 2: 0.1}.get(patient, 0.5)
+        inside = 1 - self.outside
+        top = {"1": inside * p1 * 0.8, " 1": inside * p1 * 0.2, "2": inside * (1 - p1), " The": self.outside}
+        ranked = sorted(((math.log(v), k) for k, v in top.items() if v > 0), reverse=True)
+        token = "1" if p1 >= 0.5 else "2"
+        k = int(body.get("logprobs") or 0)
+        logprobs = {"tokens": [token], "text_offset": [len(prompt)], "token_logprobs": [math.log(top[token])],
+                    "top_logprobs": [{t: lp for lp, t in ranked[:k]}]} if k else None
+        tin, _ = self.usage(prompt)
+        return {"id": f"cmpl-{n:08d}", "object": "text_completion", "created": 1_790_000_000,
+                "model": self.model_of(body),
+                "choices": [{"text": token, "index": 0, "logprobs": logprobs, "finish_reason": "length"}],
+                "usage": {"prompt_tokens": tin, "completion_tokens": 1, "total_tokens": tin + 1},
+                "_sha": _sha(prompt)}
 
     @staticmethod
     def error(status: int, message: str, code: str, param: str | None = None) -> tuple[int, dict]:

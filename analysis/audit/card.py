@@ -76,7 +76,7 @@ def sampling_notice(subject_info: dict, samples: int, answer_format: str, rows: 
     out = []
     settable = _setting(subject_info, "temperature_settable") is not False
     sampling = _setting(subject_info, "sampling")
-    if not settable and samples == 1 and answer_format != "logprobs":
+    if not settable and samples == 1 and answer_format not in C.PROBABILITY_FORMATS:
         out.append(f"Sampling: the temperature cannot be set for this model ({sampling or 'provider default sampling'}"
                    f"), and each prompt was asked once, so every choice is one draw from the model's choice "
                    f"distribution, not the protocol's temperature-0 answer: the numbers below include that draw's "
@@ -103,6 +103,28 @@ def sampling_notice(subject_info: dict, samples: int, answer_format: str, rows: 
         out.append(f"Deviation from the protocol: each choice probability comes from the log-probabilities of one "
                    f"answer token (1 or 2; --answer-format logprobs), not from a forced tool call, and P(patient 1) "
                    f"is normalised over the two answer tokens.{mass}")
+    if answer_format == "completion":
+        outside = [r["logprobs"]["mean_p_outside"] for r in rows if r.get("logprobs")]
+        mass = (f" Mean probability outside the tokens 1 and 2: {100 * sum(outside) / len(outside):.1f}%."
+                if outside else "")
+        out.append(f"Deviation from the protocol: the two answers were scored like lm-evaluation-harness multiple "
+                   f"choice on a completion prompt (--answer-format completion, for base models without a chat "
+                   f"template): the prompt's text followed by the line \"{config.COMPLETION_CUE.lstrip()}\" went to "
+                   f"/v1/completions, each choice probability comes from the log-probabilities of the next token "
+                   f"(1 or 2), not from a forced tool call, and P(patient 1) is normalised over the two answer "
+                   f"tokens.{mass}")
+    return out
+
+
+def completion_wording(resp: dict) -> dict:
+    """The responsiveness check of a ``completion`` card names that format where the probability check names
+    ``logprobs`` (the check is the same: P(patient 1) from the answer token's log-probabilities)."""
+    def fix(text):
+        return text.replace("--answer-format logprobs", "--answer-format completion") if isinstance(text, str) else text
+    out = dict(resp)
+    out["statement"] = fix(out.get("statement"))
+    if isinstance(out.get("probability"), dict):
+        out["probability"] = {**out["probability"], "statement": fix(out["probability"].get("statement"))}
     return out
 
 
@@ -213,6 +235,8 @@ def report_card(analysis: dict, conditions: list[Condition], *, battery: str, su
     verdicts read ``not interpretable`` and the computed ones move to ``verdicts_as_computed``.
     """
     resp = analysis.get("responsiveness") or {}
+    if answer_format == "completion":
+        resp = completion_wording(resp)
     readable = resp.get("interpretable") is not False
     rows = []
     for cond, row in zip(conditions, analysis["conditions"]):

@@ -125,6 +125,7 @@ def run_audit(provider: str, model: str, out: str | os.PathLike, *, battery: str
     (``--samples R``) asks every prompt R times; the card's numbers are then on per-prompt choice probabilities.
     """
     price = C.pricing.check_price(price_in, price_out)
+    C.check_completion(provider, answer_format, batch=batch is not None or prompt_cache)
     conditions = first_pairs(select_conditions(battery_conditions(battery), only), n_pairs)
     conditions = [dataclasses.replace(c, samples=C.runner.check_samples(samples)) for c in conditions]
     if max_cost is not None and max_cost < 0:

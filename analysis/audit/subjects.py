@@ -153,6 +153,7 @@ def subject_factory(provider: str, model: str, *, base_url: str | None = None, a
     if answer_format not in C.ANSWER_FORMATS:
         raise C.CollectionError(f"unknown answer format {answer_format!r}; expected one of "
                                 f"{', '.join(C.ANSWER_FORMATS)}")
+    C.check_completion(provider, answer_format)  # before any dry run or preset: POST /v1/completions only
     if provider == "simulated":
         name = preset or model
         if name not in AUDIT_PRESETS:

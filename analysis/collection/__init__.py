@@ -13,7 +13,7 @@ Layout: :mod:`.jobs` (the calls) · :mod:`.answers` (parsing) · :mod:`.redactio
 """
 from __future__ import annotations
 
-from .answers import ANSWER_FORMATS, Reply, patient_from_args, patient_from_json_content, patient_from_text
+from .answers import ANSWER_FORMATS, PROBABILITY_FORMATS, Reply, patient_from_args, patient_from_json_content, patient_from_text
 from .errors import (Abort, CollectionError, ContextTooLong, Fatal, LedgerLocked, StorageFault, Transient,
                      Unreachable)
 from .jobs import Job, job_list, jobs_from_table, now_utc, sha256_text, with_samples
@@ -30,7 +30,8 @@ from .runner import RunResult, Runner, RunSettings, collect, run_jobs
 from .replay import compare_with_release, replay_check, replay_targets, simulate_records, simulated_coverage
 from .subjects import (ANTHROPIC_SETTINGS, DEFAULT_KEY_ENV, OPENAI_SETTINGS, PAID, PROVIDERS, SIMULATED_PRESETS,
                        AnthropicSubject, OpenAISubject, ReplaySubject, SDKSubject, SimulatedParams,
-                       SimulatedSubject, Subject, default_timeout, is_loopback, make_subject, read_patients,
+                       SimulatedSubject, Subject, check_completion, default_timeout, is_loopback, make_subject,
+                       read_patients,
                        request_key)
 from .subjects import retry_after as _retry_after
 from . import commands

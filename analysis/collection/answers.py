@@ -11,8 +11,12 @@ from .. import config
 #: ``--answer-format``: ``tool`` is the protocol (forced ``choose`` tool); ``json`` asks for a JSON object in
 #: the content; ``text`` reads the first standalone 1 or 2 of the text (the spec's fallback); ``logprobs`` asks for
 #: the single token 1 or 2 with its log-probabilities (OpenAI-compatible servers; a labelled deviation from the
-#: protocol: the choice probability comes from one call)
-ANSWER_FORMATS = ("tool", "json", "text", "logprobs")
+#: protocol: the choice probability comes from one call); ``completion`` scores the tokens 1 and 2 after a completion
+#: prompt (``POST /v1/completions``), the way lm-evaluation-harness scores multiple choice, for base models without a
+#: chat template (a deviation, issue 23)
+ANSWER_FORMATS = ("tool", "json", "text", "logprobs", "completion")
+#: the formats whose answers carry P(patient 1) from the first token's log-probabilities
+PROBABILITY_FORMATS = ("logprobs", "completion")
 TOOL_NAME = config.TOOL_NAME  # "choose"
 #: what an invalid answer is: from the model (follows ``--reask``) or from the transport/envelope (asked again)
 MODEL_INVALID, TRANSPORT_INVALID = "invalid", "invalid_transport"
@@ -32,7 +36,7 @@ class Reply:
     output_tokens: int = 0
     raw: str = ""
     finish: str = ""
-    #: ``--answer-format logprobs``: P(patient 1) normalised over the tokens 1 and 2, and the mass outside them
+    #: ``--answer-format logprobs``/``completion``: P(patient 1) normalised over the tokens 1 and 2, and the mass outside them
     p_first: float | None = None
     p_outside: float | None = None
 

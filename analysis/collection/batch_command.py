@@ -32,7 +32,7 @@ from .plan import plan
 from .pricing import check_price, load_prices
 from .retries import RetryPolicy
 from .runner import check_samples, collect as collect_cell
-from .subjects import make_subject, request_key
+from .subjects import check_completion, make_subject, request_key
 
 FLAGS = ("batch", "export_batch", "import_batch", "prompt_cache")
 
@@ -92,6 +92,7 @@ def collect(args: argparse.Namespace, settings: dict | None, signals) -> int:
     chosen = [f for f in ("batch", "export_batch", "import_batch") if getattr(args, f, None)]
     if len(chosen) > 1:
         raise CollectionError("give one of --batch, --export-batch, --import-batch")
+    check_completion(args.provider, getattr(args, "answer_format", "tool"), batch=True)
     if args.provider not in ("anthropic", "openai"):
         raise CollectionError(f"batch collection needs --provider anthropic or openai, not {args.provider!r}")
     jobs = _jobs(args)

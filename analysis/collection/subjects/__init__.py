@@ -19,7 +19,21 @@ DEFAULT_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
 __all__ = ["ANTHROPIC_SETTINGS", "AnthropicSubject", "DEFAULT_KEY_ENV", "OPENAI_SETTINGS", "OpenAISubject", "PAID",
            "PROVIDERS", "ReplaySubject", "SDKSubject", "SIMULATED_PRESETS", "SimulatedParams", "SimulatedSubject",
-           "Subject", "default_timeout", "is_loopback", "make_subject", "read_patients", "replay_model", "request_key", "retry_after"]
+           "Subject", "check_completion", "default_timeout", "is_loopback", "make_subject", "read_patients", "replay_model", "request_key", "retry_after"]
+
+
+def check_completion(provider: str, answer_format: str, *, batch: bool = False) -> None:
+    """Refuse ``--answer-format completion`` (``POST /v1/completions``) where it has no route: a provider other than
+    an OpenAI-compatible server, and the batch paths (their requests are chat completions)."""
+    if answer_format != "completion":
+        return
+    if provider != "openai":
+        raise CollectionError(f"--answer-format completion needs an OpenAI-compatible server with /v1/completions "
+                              f"(--provider openai: llama.cpp's server, vLLM, serving a base model), not --provider "
+                              f"{provider}")
+    if batch:
+        raise CollectionError("--answer-format completion cannot go through --batch, --export-batch, --import-batch "
+                              "or --prompt-cache (their requests are chat completions); run without them")
 
 
 def make_subject(provider: str, model: str, cell: "str | Cell", *, base_url: str | None = None,
@@ -27,6 +41,7 @@ def make_subject(provider: str, model: str, cell: "str | Cell", *, base_url: str
                  sim_seed: int = 0, run: str | None = None, require_key: bool = True,
                  answer_format: str = "tool") -> Subject:
     """Build the subject of a provider (reads the API key from ``api_key_env``; a dry run needs none)."""
+    check_completion(provider, answer_format)
     if provider == "replay":
         return ReplaySubject(model, cell, run)
     if provider == "simulated":

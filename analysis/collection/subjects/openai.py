@@ -2,15 +2,22 @@
 the official ``openai`` SDK, with a forced function tool; per-model settings in :data:`OPENAI_SETTINGS`."""
 from __future__ import annotations
 
+import re
+
 from ... import config
 from ..answers import answer_token_probabilities, patient_from_text  # --answer-format logprobs
 from ..answers import Reply, patient_from_content, patient_from_tool_calls
-from ..errors import ModelNotServed, Transient
+from ..errors import Fatal, ModelNotServed, Transient
 from ..jobs import Job
 from .sdk import SDKSubject, context_from_entry, not_served_line, preflight_status, reply_of, tokens_of
 
 #: ``--answer-format logprobs``: the answer as one token (1 or 2) with its top log-probabilities (issue 20)
 LOGPROBS_REQUEST = {"max_tokens": config.LOGPROBS_MAX_TOKENS, "logprobs": True, "top_logprobs": config.LOGPROBS_TOP}
+#: ``--answer-format completion``: ``POST /v1/completions`` for one token with its top log-probabilities (the
+#: completions API's ``logprobs`` is an integer top-k); scored like lm-evaluation-harness multiple choice (issue 23)
+COMPLETION_REQUEST = {"max_tokens": config.LOGPROBS_MAX_TOKENS, "logprobs": config.COMPLETION_LOGPROBS}
+#: today's OpenAI API refuses a chat model on ``/v1/completions`` with a 404 that says so
+_CHAT_MODEL_REFUSAL = re.compile(r"(?i)\(404\).*(chat model|not supported in the v1/completions)")
 
 #: first matching ``fnmatch`` pattern on the requested model id wins
 OPENAI_SETTINGS = [
@@ -60,12 +67,18 @@ class OpenAISubject(SDKSubject):
         elif self.answer_format == "logprobs":
             kw.pop("max_completion_tokens", None)
             kw.update(LOGPROBS_REQUEST)
+        elif self.answer_format == "completion":  # a text prompt, no messages (POST /v1/completions)
+            kw = {"model": self.model, "prompt": prompt, **self.settings}
+            kw.pop("max_completion_tokens", None)
+            kw.update(COMPLETION_REQUEST)
         return kw
 
     def request_settings(self) -> dict:
         s = super().request_settings()
         if self.answer_format == "logprobs":  # part of the request key, like the answer format itself
             s["logprobs_request"] = dict(LOGPROBS_REQUEST)
+        elif self.answer_format == "completion":
+            s.update(messages=None, endpoint="/v1/completions", completion_request=dict(COMPLETION_REQUEST))
         return s
 
     def preflight(self) -> None:
@@ -89,6 +102,8 @@ class OpenAISubject(SDKSubject):
         self._context = context_from_entry(entry)
 
     def ask(self, job: Job) -> Reply:
+        if self.answer_format == "completion":
+            return self.ask_completion(job)
         body = self.call(self._client.chat.completions.with_raw_response.create,
                          **self.request_kwargs(self.prompt_of(job)))
         choices = body.get("choices")
@@ -112,6 +127,33 @@ class OpenAISubject(SDKSubject):
         if self.answer_format == "logprobs":
             reply = logprob_reply(reply, choice, str(text))
         return reply
+
+    def ask_completion(self, job: Job) -> Reply:
+        """``--answer-format completion``: one token after the completion prompt; the answer and P(patient 1) from
+        its top log-probabilities (:func:`logprob_reply`), as for ``logprobs``."""
+        try:
+            body = self.call(self._client.completions.with_raw_response.create,
+                             **self.request_kwargs(self.prompt_of(job)))
+        except Fatal as exc:
+            if _CHAT_MODEL_REFUSAL.search(str(exc)):
+                raise Fatal(chat_model_line(self.model, self.base_url)) from None
+            raise
+        choices = body.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise Transient("bad_response", 200, detail="reply without choices")
+        choice = choices[0]
+        text = str(choice.get("text") or "")
+        usage = body.get("usage")
+        reply = reply_of(None, body, tokens_of(usage, "prompt_tokens"), tokens_of(usage, "completion_tokens"),
+                         text, str(choice.get("finish_reason") or ""))
+        return logprob_reply(reply, choice, text)
+
+
+def chat_model_line(model: str, base_url: str | None = None) -> str:
+    """The one line of a chat model refused on ``/v1/completions`` (today's OpenAI API answers 404)."""
+    return (f"{model} is a chat model: {base_url or 'the OpenAI API'} refused it on /v1/completions (404); "
+            f"--answer-format completion is for base models served for text completion (llama.cpp's server, vLLM); "
+            f"use --answer-format logprobs for a chat model")
 
 
 def first_token_logprobs(choice: dict) -> tuple[str | None, list]:

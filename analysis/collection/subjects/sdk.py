@@ -316,7 +316,7 @@ class SDKSubject(Subject):
 
     def suffix(self) -> str:
         return {"tool": "", "json": JSON_INSTRUCTION, "text": prompts.TEXT_FALLBACK,
-                "logprobs": prompts.TEXT_FALLBACK}[self.answer_format]
+                "logprobs": prompts.TEXT_FALLBACK, "completion": config.COMPLETION_CUE}[self.answer_format]
 
     def prompt_of(self, job: Job) -> str:
         return job.prompt + self.suffix()
