@@ -151,6 +151,23 @@ def test_anthropic_round_trip_and_its_deviations(tmp_path, monkeypatch):
     assert cli.main(["compare", str(out), "--out", str(tmp_path / "compare"), "--no-reference-models"]) == 0
 
 
+def test_a_claude_55_run_through_inspect_names_the_tool_choice_and_thinking_it_changed(tmp_path, monkeypatch):
+    """inspect 0.3.285 sends Sonnet 5.5 no forced tool choice (the model rejects one; our fake does too) and turns
+    adaptive thinking on: the card names both among the deviations from the protocol's request."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-not-a-key")
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    with FakeAnthropic(models=["claude-sonnet-5-5"]) as srv:
+        log = _run("anthropic/claude-sonnet-5-5", tmp_path / "logs", model_base_url=srv.url)
+        refused, n_requests = list(srv.refused), len(srv.requests)
+    assert log.status == "success" and refused == [] and n_requests == len(JOBS)
+    out = tmp_path / "card"
+    assert cli.main(["audit", "--from-inspect", log.location, "--out", str(out), "--draws", "200",
+                     "--no-reference-models"]) == 0
+    fields = {d["field"]: d for d in json.loads((out / "report_card.json").read_text())["deviations"]["fields"]}
+    assert fields["tool_choice.type"]["kind"] == "changed" and fields["tool_choice.type"]["sent"] == "auto"
+    assert fields["thinking.type"]["kind"] == "added"
+
+
 def _mock_outputs(fail_after: int | None, calls: list):
     """mockllm answers: patient 1 when the first patient's first value is larger, else 2; an error after
     ``fail_after`` calls (an interrupted run)."""
