@@ -604,3 +604,20 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def stored_answers(out) -> int:
+    """How many answers the ledger under ``out`` holds (0 where none was written)."""
+    import sqlite3
+    from pathlib import Path
+
+    from analysis.collection import LEDGER_NAME
+
+    path = Path(out) / LEDGER_NAME
+    if not path.exists():
+        return 0
+    con = sqlite3.connect(path)
+    try:
+        return int(con.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
+    finally:
+        con.close()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import sqlite3
 import sys
 from pathlib import Path
 
@@ -20,7 +19,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fake_servers import FakeOpenAI  # noqa: E402
+from fake_servers import FakeOpenAI, stored_answers  # noqa: E402
 
 from analysis import cli, config  # noqa: E402
 from analysis import collection as C  # noqa: E402
@@ -56,17 +55,6 @@ def _collect_cli(url: str, out: Path, model: str = BASE, provider: str = "openai
     return cli.main(["collect", "--cell", CELL, "--provider", provider, "--model", model, "--base-url", url,
                      "--out", str(out), "--no-progress", "--backoff", "0.01", "--backoff-cap", "0.05",
                      "--answer-format", "completion", "--pairs", "1", *extra])
-
-
-def _answers(out: Path) -> int:
-    path = out / C.LEDGER_NAME
-    if not path.exists():
-        return 0
-    con = sqlite3.connect(path)
-    try:
-        return int(con.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
-    finally:
-        con.close()
 
 
 def test_the_request_is_a_text_completion_of_one_token_with_its_top_logprobs(tmp_path):
@@ -156,7 +144,7 @@ def test_a_chat_model_refused_on_v1_completions_is_one_clear_line_never_retried(
     assert "use --answer-format logprobs for a chat model" in err
     assert len(refused) == 1 and refused[0][1] == 404  # one request: a 404 is never retried
     assert "This is a chat model" in refused[0][2]["error"]["message"]
-    assert _answers(tmp_path / "o") == 0
+    assert stored_answers(tmp_path / "o") == 0
 
 
 def test_a_smoke_audit_against_the_fake_writes_a_card_with_the_probability_check_and_the_deviation(tmp_path):

@@ -20,7 +20,7 @@ from numpy.testing import assert_allclose
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_batch_servers import FakeBatchServer  # noqa: E402
-from fake_servers import NO_SAMPLING_FROM, SAMPLING, FakeAnthropic, FakeOpenAI  # noqa: E402
+from fake_servers import NO_SAMPLING_FROM, SAMPLING, FakeAnthropic, FakeOpenAI, stored_answers  # noqa: E402
 
 from analysis import cli, paths  # noqa: E402
 from analysis import collection as C  # noqa: E402
@@ -47,17 +47,6 @@ def _collect(srv, out, model, provider="anthropic", *extra) -> int:
 
 def _one_line(err: str) -> bool:
     return err.count("\n") == 1
-
-
-def _answers(out: Path) -> int:
-    path = out / C.LEDGER_NAME
-    if not path.exists():
-        return 0
-    con = sqlite3.connect(path)
-    try:
-        return int(con.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
-    finally:
-        con.close()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -127,13 +116,17 @@ def test_the_settings_tables_send_no_temperature_where_the_sampling_table_says_n
                 assert not set(sent) & set(S.SAMPLING_PARAMS), (provider, pattern, sent)
 
 
+def _smoke_audit(srv, out: Path) -> tuple[int, list[dict]]:
+    """A smoke audit of 2 pairs (24 requests) of the current Claude model against ``srv``: exit code and bodies."""
+    code = cli.main(["audit", "--provider", "anthropic", "--model", CURRENT, "--base-url", srv.url, "--out", str(out),
+                     "--battery", "smoke", "--pairs", "2", "--draws", "200", "--no-progress", "--no-reference-models"])
+    return code, [r["body"] for r in srv.requests]
+
+
 def test_a_claude_audit_against_the_current_api_sends_no_sampling_parameter_and_the_card_says_so(tmp_path):
     out = tmp_path / "o"
     with FakeAnthropic(models=[CURRENT]) as srv:
-        code = cli.main(["audit", "--provider", "anthropic", "--model", CURRENT, "--base-url", srv.url, "--out",
-                         str(out), "--battery", "smoke", "--pairs", "2", "--draws", "200", "--no-progress",
-                         "--no-reference-models"])
-        bodies = [r["body"] for r in srv.requests]
+        code, bodies = _smoke_audit(srv, out)
         assert code == 0 and srv.refused == [] and len(bodies) == 24
         assert not any(set(b) & set(SAMPLING) for b in bodies)
         assert "extra_body" not in json.dumps(bodies) and set(srv.versions) == {NO_SAMPLING_FROM}
@@ -168,7 +161,7 @@ def test_a_400_naming_a_sampling_parameter_is_one_line_never_retried_never_store
     err = capsys.readouterr().err
     assert code == 2 and _one_line(err), err
     assert "rejects the sampling parameter 'temperature'" in err and "--settings '{\"temperature\": null}'" in err
-    assert n == 1 and _answers(tmp_path / "o") == 0  # not retried, nothing stored as an answer
+    assert n == 1 and stored_answers(tmp_path / "o") == 0  # not retried, nothing stored as an answer
 
 
 # ---------------------------------------------------------------------------------------------
@@ -192,10 +185,7 @@ def test_the_fake_rejects_a_forced_tool_choice_for_the_models_that_refuse_one():
 def test_a_claude_55_audit_offers_the_tool_with_auto_choice_and_the_card_says_so(tmp_path):
     out = tmp_path / "o"
     with FakeAnthropic(models=[CURRENT]) as srv:
-        code = cli.main(["audit", "--provider", "anthropic", "--model", CURRENT, "--base-url", srv.url, "--out",
-                         str(out), "--battery", "smoke", "--pairs", "2", "--draws", "200", "--no-progress",
-                         "--no-reference-models"])
-        bodies = [r["body"] for r in srv.requests]
+        code, bodies = _smoke_audit(srv, out)
     assert code == 0 and srv.refused == [] and len(bodies) == 24
     assert all(b["tool_choice"] == {"type": "auto"} and b["tools"][0]["name"] == "choose" for b in bodies)
     card = json.loads((out / "report_card.json").read_text())
@@ -224,7 +214,7 @@ def test_a_400_refusing_the_forced_tool_choice_is_one_line_never_retried_never_s
     err = capsys.readouterr().err
     assert code == 2 and _one_line(err), err
     assert "rejects a forced tool choice for model 'claude-sonnet-5'" in err and "--answer-format text" in err
-    assert n == 1 and _answers(tmp_path / "o") == 0
+    assert n == 1 and stored_answers(tmp_path / "o") == 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -242,7 +232,7 @@ def test_a_retired_model_is_one_line(tmp_path, capsys, provider, preflight):
     err = capsys.readouterr().err
     assert code == 2 and _one_line(err), err
     assert f"model {model} is not served (retired or misspelled)" in err
-    assert (n, gets) == ((0, 1) if preflight else (1, 0)) and _answers(tmp_path / "o") == 0
+    assert (n, gets) == ((0, 1) if preflight else (1, 0)) and stored_answers(tmp_path / "o") == 0
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
@@ -362,7 +352,7 @@ def test_a_batch_request_refused_for_a_sampling_parameter_is_one_line_and_never_
         assert len(srv.sampling_errors) == 6 and set(srv.submitted.values()) == {1}  # not sent again
     err = capsys.readouterr().err
     assert code == 2 and _one_line(err) and "rejects the sampling parameter 'temperature'" in err
-    assert _answers(out) == 0
+    assert stored_answers(out) == 0
 
 
 def test_a_pinned_older_api_version_goes_on_the_batch_and_takes_temperature_zero(tmp_path):

@@ -96,17 +96,13 @@ def sampling_notice(subject_info: dict, samples: int, answer_format: str, rows: 
         out.append("Deviation from the protocol: this model rejects a forced tool choice (400), so the choose tool "
                    "was offered with tool_choice auto, and a reply without a tool call was read by the text rule "
                    "(the first standalone 1 or 2).")
+    outside = [r["logprobs"]["mean_p_outside"] for r in rows if r.get("logprobs")]
+    mass = f" Mean probability outside the tokens 1 and 2: {100 * sum(outside) / len(outside):.1f}%." if outside else ""
     if answer_format == "logprobs":
-        outside = [r["logprobs"]["mean_p_outside"] for r in rows if r.get("logprobs")]
-        mass = (f" Mean probability outside the tokens 1 and 2: {100 * sum(outside) / len(outside):.1f}%."
-                if outside else "")
         out.append(f"Deviation from the protocol: each choice probability comes from the log-probabilities of one "
                    f"answer token (1 or 2; --answer-format logprobs), not from a forced tool call, and P(patient 1) "
                    f"is normalised over the two answer tokens.{mass}")
     if answer_format == "completion":
-        outside = [r["logprobs"]["mean_p_outside"] for r in rows if r.get("logprobs")]
-        mass = (f" Mean probability outside the tokens 1 and 2: {100 * sum(outside) / len(outside):.1f}%."
-                if outside else "")
         out.append(f"Deviation from the protocol: the two answers were scored like lm-evaluation-harness multiple "
                    f"choice on a completion prompt (--answer-format completion, for base models without a chat "
                    f"template): the prompt's text followed by the line \"{config.COMPLETION_CUE.lstrip()}\" went to "
