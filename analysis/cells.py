@@ -17,6 +17,8 @@ Supplementary Notes 8 and 18 (they need ``learned``):
 from __future__ import annotations
 
 import re
+import reprlib
+import sys
 from dataclasses import dataclass, replace
 
 from . import config
@@ -151,6 +153,28 @@ def _check_combination(cell: Cell, cell_id: str) -> Cell:
     if extras and not cell.has_examples:
         raise CellError(f"unknown cell id {cell_id!r}: example manipulations need 'learned'; expected {GRAMMAR}")
     return cell
+
+
+def expect_cell(value) -> Cell:
+    """``value`` itself when it is a :class:`Cell`; a one-line :class:`TypeError` otherwise.
+
+    The guard of a function below the boundary: it takes the ``Cell`` parsed at the boundary and
+    never parses an id string itself.
+
+    >>> c = parse_cell("k12_LH_neutral_learned_zero")
+    >>> expect_cell(c) is c
+    True
+    >>> expect_cell("k12_LH_neutral_learned_zero")
+    Traceback (most recent call last):
+    ...
+    TypeError: <module>() takes an analysis.cells.Cell, not str 'k12_LH_neutral_learned_zero'; parse the cell id at the boundary with cells.parse_cell
+    """
+    if isinstance(value, Cell):
+        return value
+    caller = sys._getframe(1).f_code.co_qualname  # only on the error path
+    shown = " ".join(reprlib.repr(value).split())  # one line, whatever was given
+    raise TypeError(f"{caller}() takes an analysis.cells.Cell, not {type(value).__name__} {shown}; "
+                    "parse the cell id at the boundary with cells.parse_cell")
 
 
 def parse_cell(cell_id: "str | Cell") -> Cell:

@@ -22,11 +22,13 @@ __all__ = ["ANTHROPIC_SETTINGS", "AnthropicSubject", "DEFAULT_KEY_ENV", "OPENAI_
            "Subject", "default_timeout", "is_loopback", "make_subject", "read_patients", "replay_model", "request_key", "retry_after"]
 
 
-def make_subject(provider: str, model: str, cell: "str | Cell", *, base_url: str | None = None,
+def make_subject(provider: str, model: str, cell: Cell | None, *, base_url: str | None = None,
                  api_key_env: str | None = None, timeout: float = 60.0, settings: dict | None = None,
                  sim_seed: int = 0, run: str | None = None, require_key: bool = True,
                  answer_format: str = "tool") -> Subject:
-    """Build the subject of a provider (reads the API key from ``api_key_env``; a dry run needs none)."""
+    """Build the subject of a provider (reads the API key from ``api_key_env``; a dry run needs none).
+
+    ``cell`` serves the replay provider only (its released records); the others take None."""
     if provider == "replay":
         return ReplaySubject(model, cell, run)
     if provider == "simulated":
