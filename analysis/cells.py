@@ -155,6 +155,10 @@ def _check_combination(cell: Cell, cell_id: str) -> Cell:
     return cell
 
 
+_SHOWN = reprlib.Repr()
+_SHOWN.maxstring = _SHOWN.maxother = 80  # a whole cell id; a long value shortened
+
+
 def expect_cell(value) -> Cell:
     """``value`` itself when it is a :class:`Cell`; a one-line :class:`TypeError` otherwise.
 
@@ -172,7 +176,7 @@ def expect_cell(value) -> Cell:
     if isinstance(value, Cell):
         return value
     caller = sys._getframe(1).f_code.co_qualname  # only on the error path
-    shown = " ".join(reprlib.repr(value).split())  # one line, whatever was given
+    shown = " ".join(_SHOWN.repr(value).split())  # one line, whatever was given
     raise TypeError(f"{caller}() takes an analysis.cells.Cell, not {type(value).__name__} {shown}; "
                     "parse the cell id at the boundary with cells.parse_cell")
 

@@ -17,6 +17,7 @@ reproduces :func:`analysis.population.counterfactual` row for row (see the tests
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -108,7 +109,8 @@ def cell_references(cell: Cell) -> dict:
     ``learner_pse_pp``, ``learner_error`` (R_Ideal over all pairs, a share) and
     ``learner_error_pct`` (NaN in cells without examples, where no learner is defined).
 
-    >>> r = cell_references("k12_LH_neutral_learned_info_b060")
+    >>> from analysis.cells import parse_cell
+    >>> r = cell_references(parse_cell("k12_LH_neutral_learned_info_b060"))
     >>> round(r["learner_pse_pp"], 2), round(r["fullinfo_pse_pp"], 2), round(r["learner_error"], 4)
     (23.23, 27.27, 0.0404)
     """
@@ -140,6 +142,6 @@ def indicator_learner_pse(cell: Cell = "k12_LH_neutral_learned_zero") -> float:
     return _indicator_learner(c)
 
 
-def reference_table(cells) -> pd.DataFrame:
+def reference_table(cells: Iterable[Cell]) -> pd.DataFrame:
     """:func:`cell_references` of many cells as a tidy DataFrame (one row per cell)."""
     return pd.DataFrame([cell_references(c) for c in cells])

@@ -128,7 +128,7 @@ def test_tracks_learner_subject_reproduces_the_learner():
     from analysis.references import cell_references
 
     s = A.LearnerTracker()
-    x = [cell_references(c)["learner_pse_pp"] for c in SWEEP_NEUTRAL]
+    x = [cell_references(A.Condition(c).parsed)["learner_pse_pp"] for c in SWEEP_NEUTRAL]
     e = [s.expected_pse(A.jobs_of(A.Condition(c))) for c in SWEEP_NEUTRAL]
     # expected PSE (exact choice probabilities) within 2 pp of the learner at every level
     assert max(abs(a - b) for a, b in zip(e, x)) < 2.0
@@ -228,7 +228,8 @@ def test_reference_rows_are_the_released_records(cards):
         for key in ("k12_LH_neutral_learned_zero", A.sweep_cell("social", "info_b060"), "k12_LH_neutral_absent_zero"):
             ref = rows[key]["reference_models"][model]
             # the card is written at config.DERIVED_SIGNIFICANT_DIGITS (8): equal to that precision
-            assert ref["pse_pp"] == pytest.approx(battery.cell_result(model, key)["pse_pp"], rel=1e-7, abs=1e-9)
+            want = battery.cell_result(model, A.Condition(key).parsed)["pse_pp"]
+            assert ref["pse_pp"] == pytest.approx(want, rel=1e-7, abs=1e-9)
     # Sonnet's social no-example cell is released as a summary only; the other models' display control not at all
     assert rows["k12_LH_social_absent_zero"]["reference_models"]["sonnet"]["source"] == "summary"
     for model in ("gpt", "qwen", "deepseek"):

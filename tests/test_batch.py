@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_batch_servers import FakeBatchServer, write_vllm_output  # noqa: E402
 
 from analysis import collection as C  # noqa: E402
+from analysis.cells import parse_cell
 from analysis.collection import batch as B  # noqa: E402
 from analysis.collection import batchapi as P  # noqa: E402
 from analysis.collection import batchfiles as F  # noqa: E402
@@ -30,7 +31,7 @@ FAST = B.BatchOptions(poll_interval=0.02, retries=3, max_polls=500)
 
 
 def _jobs(n=24, cell=CELL):
-    return C.job_list(cell)[:n]
+    return C.job_list(parse_cell(cell))[:n]
 
 
 def _subject(provider, srv, **kw):
@@ -195,7 +196,7 @@ def test_prompt_cache_marks_the_shared_block_and_changes_the_request_key(tmp_pat
     assert "".join(b["text"] for b in blocks) == jb.prompt
     assert blocks[0]["cache_control"] == {"type": "ephemeral"} and "cache_control" not in blocks[1]
     assert "TRAINING CASES" in blocks[0]["text"] and blocks[1]["text"].startswith("\n\nNEW PATIENTS:")
-    no_examples = C.job_list("k12_LH_neutral_absent_zero")[0].prompt
+    no_examples = C.job_list(parse_cell("k12_LH_neutral_absent_zero"))[0].prompt
     assert P.cache_blocks(no_examples) == no_examples
     with FakeBatchServer() as srv:
         plain = _subject("anthropic", srv)

@@ -23,11 +23,13 @@ from fake_batch_servers import FakeBatchServer  # noqa: E402
 from fake_servers import NO_SAMPLING_FROM, SAMPLING, FakeAnthropic, FakeOpenAI  # noqa: E402
 
 from analysis import cli, paths  # noqa: E402
+from analysis.cells import parse_cell
 from analysis import collection as C  # noqa: E402
 from analysis.collection.subjects import sampling as S  # noqa: E402
 from analysis.collection.subjects.sdk import settings_for  # noqa: E402
 
 CELL = "k12_LH_neutral_absent_zero"  # no examples: short prompts
+PARSED = parse_cell(CELL)  # the tests are a boundary: the id parsed once, here
 KEY = "fake-key-SENTINEL-20a1"
 CURRENT = "claude-sonnet-5-5"  # a current model of the pinned SDK's list (anthropic.types.Model)
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
@@ -146,7 +148,7 @@ def test_a_claude_audit_against_the_current_api_sends_no_sampling_parameter_and_
 
 def test_an_older_api_version_takes_the_papers_temperature_zero(tmp_path):
     with FakeAnthropic(api_version="2023-06-01") as srv:
-        res = C.collect(CELL, "anthropic", CURRENT, tmp_path, base_url=srv.url, jobs=C.job_list(CELL)[:4],
+        res = C.collect(PARSED, "anthropic", CURRENT, tmp_path, base_url=srv.url, jobs=C.job_list(PARSED)[:4],
                         concurrency=1, progress=False, settings={"anthropic_version": "2023-06-01"})
         bodies = [r["body"] for r in srv.requests]
         assert res.complete and srv.refused == [] and set(srv.versions) == {"2023-06-01"}
@@ -311,7 +313,7 @@ def test_a_batch_request_refused_for_a_sampling_parameter_is_one_line_and_never_
 def test_a_pinned_older_api_version_goes_on_the_batch_and_takes_temperature_zero(tmp_path):
     from analysis.collection import batch as B
 
-    jobs = C.job_list(CELL)[:6]
+    jobs = C.job_list(PARSED)[:6]
     with FakeBatchServer() as srv:
         subject = C.make_subject("anthropic", CURRENT, CELL, base_url=srv.url,
                                  settings={"anthropic_version": "2023-06-01"})

@@ -20,7 +20,8 @@ DEPENDENT = "collection-dependent"
 
 def replicate_cells(cell: Cell, seeds=REPLICATION_SEEDS) -> list[Cell]:
     """The seed-replication cells of a cell (its seed replaced)."""
-    return [expect_cell(cell).with_(seed=int(s)) for s in seeds]
+    c = expect_cell(cell)
+    return [c.with_(seed=int(s)) for s in seeds]
 
 
 def replication_verdict(verdicts: list[str]) -> str:
