@@ -168,10 +168,10 @@ def expect_cell(value) -> Cell:
     >>> c = parse_cell("k12_LH_neutral_learned_zero")
     >>> expect_cell(c) is c
     True
-    >>> expect_cell("k12_LH_neutral_learned_zero")
+    >>> expect_cell("k12_LH_neutral_learned_zero")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    TypeError: <module>() takes an analysis.cells.Cell, not str 'k12_LH_neutral_learned_zero'; parse the cell id at the boundary with cells.parse_cell
+    TypeError: <module>() takes an analysis.cells.Cell, not str 'k12_LH_neutral_learned_zero'; parse the cell id at ...
     """
     if isinstance(value, Cell):
         return value
@@ -185,8 +185,9 @@ def parse_cell(cell_id: "str | Cell") -> Cell:
     """Parse a cell identifier; raise :class:`CellError` (one line, with the grammar) if malformed.
 
     Only the boundary calls it on a value it was given (the command line, the notebooks, the
-    audit's ``Condition``; tests/test_imports.py lists where): everything below takes the
-    :class:`Cell` made there. A ``Cell`` given back is returned as it is.
+    audit's ``Condition``, the validity battery's ``ValidityPlan``; tests/test_imports.py lists
+    where): everything below takes the :class:`Cell` made there and refuses an id string
+    (:func:`expect_cell`). A ``Cell`` given back is returned as it is.
     """
     if isinstance(cell_id, Cell):
         return cell_id

@@ -119,6 +119,9 @@ def cell_references(cell: Cell) -> dict:
 
 # --- category-indicator learner of the representation control --------------------------------
 
+#: the representation control's cell, ``k12_LH_neutral_learned_zero`` (built field by field: nothing parsed)
+REPRESENTATION_CELL = Cell(k=12, corner="LH", names="neutral", examples="learned", proxies="zero")
+
 @functools.lru_cache(maxsize=16)
 def _indicator_learner(c: Cell) -> float:
     pop, pr, ex = population(c), pairs(c), examples(c)
@@ -131,7 +134,7 @@ def _indicator_learner(c: Cell) -> float:
     return _pse_pp(picks[1], picks[0])
 
 
-def indicator_learner_pse(cell: Cell = "k12_LH_neutral_learned_zero") -> float:
+def indicator_learner_pse(cell: Cell = REPRESENTATION_CELL) -> float:
     """PSE (pp) of the category-indicator learner (PROTOCOL-representation §10.4; -5.05 pp).
 
     The same for ordered labels and arbitrary codes: both show the same bins.

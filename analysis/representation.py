@@ -44,7 +44,7 @@ from .learners import IndicatorLearner
 from .population import arm_sample, examples, pairs
 from .prompts import field_names, job_table, value_strings
 from .records import NotReleased
-from .references import indicator_learner_pse
+from .references import REPRESENTATION_CELL, indicator_learner_pse
 from .supplement.regeneration import concurrent_frozen
 
 
@@ -53,7 +53,7 @@ from .supplement.regeneration import concurrent_frozen
 # =============================================================================================
 #: the two cells of the control: 80 examples (primary, ``k12_LH_neutral_learned_zero``) and the
 #: no-example secondary (spec §10); Cells built field by field (nothing parsed)
-CELL = Cell(k=12, corner="LH", names="neutral", examples="learned", proxies="zero")
+CELL = REPRESENTATION_CELL
 CELL_NO_EXAMPLES = CELL.with_(examples="absent")
 #: spec §10.5.2: the generator is seeded 0 afresh for every reported quantity
 REPRESENTATION_SEED = 0

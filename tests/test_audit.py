@@ -320,7 +320,7 @@ def test_budget_of_the_folder_stops_and_resumes(tmp_path, capsys):
             str(prices), "--draws", str(DRAWS), "--no-progress", "--concurrency", "4", "--no-reference-models"]
     job = A.jobs_of(A.Condition(cell))[0]
     per_call = C.cost_of((1.0, 2.0), *C.estimate_tokens(job.prompt, C.make_subject(
-        "openai", "m", cell, base_url="http://127.0.0.1:1"))[:2])
+        "openai", "m", None, base_url="http://127.0.0.1:1"))[:2])
     budget = 40.5 * per_call
     with FakeOpenAI(keep_bodies=False) as srv:
         code = cli_audit(base + ["--base-url", srv.url, "--max-cost", str(budget)])
@@ -331,7 +331,7 @@ def test_budget_of_the_folder_stops_and_resumes(tmp_path, capsys):
         # the same budget again counts what the folder spent: at most what is left of it is used
         code = cli_audit(base + ["--base-url", srv.url, "--max-cost", str(budget)])
         assert code == 3 and srv.count - first <= 3
-        spent = A.spent_in_ledger(tmp_path / "o", C.make_subject("openai", "m", cell, base_url=srv.url))
+        spent = A.spent_in_ledger(tmp_path / "o", C.make_subject("openai", "m", None, base_url=srv.url))
         assert 0 < spent <= budget
         code = cli_audit(base + ["--base-url", srv.url, "--max-cost", str(1000 * budget)])
         assert code == 0 and srv.count == 594

@@ -85,7 +85,7 @@ def test_smoke_card_says_first_that_it_is_not_the_protocol(smoke_cards):
     assert card["subject"]["n_records"] == 288
     # model and references on the same 24 pairs
     row = {r["key"]: r for r in card["conditions"]}["k12_LH_neutral_learned_zero"]
-    ref = A.subset_references("k12_LH_neutral_learned_zero", 24)
+    ref = A.subset_references(parse_cell("k12_LH_neutral_learned_zero"), 24)
     assert row["learner_pse_pp"] == pytest.approx(ref["learner_pse_pp"]) and row["n_pairs"] <= 24
 
 

@@ -83,7 +83,7 @@ def test_collect_lowers_concurrency_on_a_burst_of_429s_and_still_answers_everyth
     faults = {n: "429" for n in range(4, 12)}
     controller = R.AdaptiveConcurrency(8)
     with FakeAnthropic(faults=faults, retry_after=0.01) as srv:
-        subject = C.make_subject("anthropic", "claude-sonnet-4-5", "k12_LH_neutral_absent_zero", base_url=srv.url)
+        subject = C.make_subject("anthropic", "claude-sonnet-4-5", None, base_url=srv.url)
         assert R.attach(subject, controller)
         res = C.collect(parse_cell("k12_LH_neutral_absent_zero"), "anthropic", "claude-sonnet-4-5", tmp_path, jobs=jobs,
                         subject=subject, concurrency=8, progress=False, controller=controller,

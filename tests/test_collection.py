@@ -241,7 +241,7 @@ def test_reask_rule_logs_every_attempt(tmp_path, jobs):
     assert res.complete and len(srv.requests) == 5
     led = C.Ledger(tmp_path / C.LEDGER_NAME)
     att = led.attempts(CELL)
-    ans = led.answers(CELL, "numeric", C.request_key(C.make_subject("anthropic", "m", CELL,
+    ans = led.answers(CELL, "numeric", C.request_key(C.make_subject("anthropic", "m", None,
                                                                     base_url=srv.url))[0])
     led.close()
     first = att[(att["arm"] == sub[0].arm) & (att["pair_id"] == 0) & (att["ord"] == 0)]
@@ -348,7 +348,7 @@ def test_budget_stops_cleanly_and_resumes(tmp_path, jobs, capsys):
     sub = jobs[:40]
     prices = _price_file(tmp_path)
     per_call = C.cost_of((1.0, 2.0), *C.estimate_tokens(sub[0].prompt,
-                                                        C.make_subject("openai", "m", CELL, base_url="http://127.0.0.1:1"))[:2])
+                                                        C.make_subject("openai", "m", None, base_url="http://127.0.0.1:1"))[:2])
     budget = 10.5 * per_call
     with FakeOpenAI() as srv:
         code = cli_collect(["--cell", CELL, "--provider", "openai", "--model", "m", "--base-url", srv.url,

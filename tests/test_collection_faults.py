@@ -261,7 +261,7 @@ def test_budget_holds_at_concurrency_64_with_a_reasoning_model(tmp_path, jobs):
     flight cannot overshoot the budget."""
     prices = tmp_path / "p.json"
     prices.write_text(json.dumps({"openai/*": [1.0, 10.0]}))
-    subject = C.make_subject("openai", "gpt-5.6-terra", CELL, base_url="http://127.0.0.1:1/v1")
+    subject = C.make_subject("openai", "gpt-5.6-terra", None, base_url="http://127.0.0.1:1/v1")
     tin, _, cap = C.estimate_tokens(jobs[0].prompt, subject)
     subject.close()
     budget = 40 * C.cost_of((1.0, 10.0), tin, cap)
@@ -506,13 +506,13 @@ def test_tokens_are_reestimated_from_usage_and_the_plan_shows_both(tmp_path, cap
     out = tmp_path / "o"
     with FakeOpenAI(in_tokens_per_char=1.0, out_tokens=7) as srv:  # 3x the input the estimate assumes
         assert collect_cli(*_base(srv, out, "m", "openai", "--pairs", "5")) == 0
-        fresh = C.plan(C.job_list(PARSED), C.make_subject("openai", "m", CELL, base_url=srv.url), None)
+        fresh = C.plan(C.job_list(PARSED), C.make_subject("openai", "m", None, base_url=srv.url), None)
         assert collect_cli(*_base(srv, out, "m", "openai", "--dry-run")) == 0
     text = capsys.readouterr().out
     assert "estimated vs actual (30 answers)" in text and "re-estimated" in text
     meta = json.loads(next(out.rglob("*_metadata.json")).read_text())
     assert meta["this_run"]["token_reestimate"]["reestimated"] is True
-    planned = C.plan(C.job_list(PARSED), C.make_subject("openai", "m", CELL, base_url=srv.url), out / C.LEDGER_NAME)
+    planned = C.plan(C.job_list(PARSED), C.make_subject("openai", "m", None, base_url=srv.url), out / C.LEDGER_NAME)
     per_call_fresh, per_call = fresh.input_tokens / fresh.n_calls, planned.input_tokens / planned.n_calls
     # the fresh plan of a 127.0.0.1 endpoint is already calibrated by the local factor (issue 23): undo it here
     per_call_fresh /= C.INPUT_TOKEN_FACTOR["local"]

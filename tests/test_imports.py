@@ -199,7 +199,8 @@ def test_every_module_parses(mod):
 #: modules of the boundary (every function in them may parse what it was given)
 BOUNDARY_MODULES = {f"{PKG}.cli", f"{PKG}.cells", f"{PKG}.collection.batch_command"}
 #: single functions of the boundary, ``module:qualified name``
-BOUNDARY_FUNCTIONS = {f"{PKG}.audit.batteries:Condition.__post_init__", f"{PKG}.validity.run:ValidityPlan.__post_init__"}
+BOUNDARY_FUNCTIONS = {f"{PKG}.audit.batteries:Condition.__post_init__",
+                      f"{PKG}.validity.run:ValidityPlan.__post_init__"}
 def _is_boundary(mod: str, qualname: str) -> bool:
     return (mod in BOUNDARY_MODULES or mod.endswith(".commands")
             or f"{mod}:{qualname}" in BOUNDARY_FUNCTIONS)

@@ -32,7 +32,8 @@ def test_c3_population_checkpoint():
     np.testing.assert_allclose(s.X[0], [1.143678, 1.908396, -1.048668, 1.53829, -1.058131, 0.086651, -0.295053,
                                         0.793105, -0.865802, -0.078931, -0.152763, -1.1299], atol=5e-7)
     for k, expected in ((6, 0.22627417), (12, 0.12199886), (18, 0.08363334)):
-        np.testing.assert_allclose(population.population(f"k{k}_LH_neutral_absent_info").w_P, expected, atol=5e-9)
+        np.testing.assert_allclose(population.population(cells.parse_cell(f"k{k}_LH_neutral_absent_info")).w_P, expected,
+                                   atol=5e-9)
 
 
 def test_c4_example_row_and_sweep_labels():
@@ -62,8 +63,8 @@ def test_c13_true_risk_variance_over_sweep():
     np.testing.assert_allclose(got, [1.0219, 1.0916, 1.0882, 1.0857], atol=5e-5)
 
 
-def _mean_proxy_outcome_corr(cell):
-    ex = population.examples(cell)
+def _mean_proxy_outcome_corr(cell_id):
+    ex = population.examples(cells.parse_cell(cell_id))
     return np.mean([np.corrcoef(ex.X[:, c], ex.Y)[0, 1] for c in range(ex.L, ex.L + ex.M)])
 
 

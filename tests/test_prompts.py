@@ -18,7 +18,7 @@ def test_every_released_prompt_hash_is_reproduced():
     for row in files.itertuples():
         tag = next(t for t in display if f"_zero_{t}_records" in row.name)
         rel = data.read_csv(row.name)
-        jobs = prompts.job_table(row.cell, display[tag], arms=("cf_a1", "cf_a0"))
+        jobs = prompts.job_table(parse_cell(row.cell), display[tag], arms=("cf_a1", "cf_a0"))  # an id of the catalogue
         m = rel.merge(jobs, on=["arm", "pair_id", "i", "j", "order"], suffixes=("", "_ours"), validate="1:1")
         assert len(m) == len(rel) == 396
         assert (m["prompt_sha256"] == m["prompt_sha256_ours"]).all(), row.name

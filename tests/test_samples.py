@@ -107,8 +107,8 @@ def test_logprobs_against_a_fake_openai_server(tmp_path):
     assert_allclose(rec["p_outside"], OUTSIDE, rtol=1e-9)
     assert (rec["patient"] == np.where(want >= 0.5, 1, 2)).all()  # the sampled token
     # the format is part of the request key: the tool-format run of the same model is another request
-    sub = C.make_subject("openai", "local-model", CELL, base_url=srv.url, answer_format="logprobs")
-    tool = C.make_subject("openai", "local-model", CELL, base_url=srv.url)
+    sub = C.make_subject("openai", "local-model", None, base_url=srv.url, answer_format="logprobs")
+    tool = C.make_subject("openai", "local-model", None, base_url=srv.url)
     assert C.request_key(sub)[0] != C.request_key(tool)[0]
     assert json.loads(C.request_key(sub)[1])["logprobs_request"]["top_logprobs"] == config.LOGPROBS_TOP
 
@@ -297,7 +297,7 @@ def test_cli_collect_samples(tmp_path, capsys):
 def test_batch_custom_id_carries_the_sample_and_export_import_round_trips(tmp_path):
     from fake_batch_servers import write_vllm_output
     jobs = C.with_samples([jb for jb in C.job_list(PARSED) if jb.pair_id < 2], 2)
-    subject = C.make_subject("openai", "Qwen/Qwen3-8B", CELL, base_url="http://127.0.0.1:8000/v1")
+    subject = C.make_subject("openai", "Qwen/Qwen3-8B", None, base_url="http://127.0.0.1:8000/v1")
     key, _ = C.request_key(subject)
     ids = [B.custom_id(jb, key) for jb in jobs]
     n = len(jobs) // 2

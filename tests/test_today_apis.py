@@ -153,7 +153,7 @@ def test_an_older_api_version_takes_the_papers_temperature_zero(tmp_path):
         bodies = [r["body"] for r in srv.requests]
         assert res.complete and srv.refused == [] and set(srv.versions) == {"2023-06-01"}
     assert all(b["temperature"] == 0 and "anthropic_version" not in b for b in bodies)
-    subject = C.make_subject("anthropic", CURRENT, CELL, base_url=srv.url, settings={"anthropic_version": "2023-06-01"})
+    subject = C.make_subject("anthropic", CURRENT, None, base_url=srv.url, settings={"anthropic_version": "2023-06-01"})
     assert subject.sampling() == {"temperature_settable": True, "sampling": "temperature 0"}
     subject.close()
 
@@ -315,7 +315,7 @@ def test_a_pinned_older_api_version_goes_on_the_batch_and_takes_temperature_zero
 
     jobs = C.job_list(PARSED)[:6]
     with FakeBatchServer() as srv:
-        subject = C.make_subject("anthropic", CURRENT, CELL, base_url=srv.url,
+        subject = C.make_subject("anthropic", CURRENT, None, base_url=srv.url,
                                  settings={"anthropic_version": "2023-06-01"})
         res = B.collect_batch(jobs, subject, tmp_path, opts=B.BatchOptions(poll_interval=0.02), progress=False)
         subject.close()

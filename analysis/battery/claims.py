@@ -105,10 +105,12 @@ def _main_claims(out: dict) -> None:
     out["Main.s22.qwen_social_residual_lo"], out["Main.s22.qwen_social_residual_hi"] = qs["residual_lo"], qs["residual_hi"]
     out["Main.s22.frozen_excl0"] = int(((fp["residual_lo"] > 0) | (fp["residual_hi"] < 0)).sum())
     # §2.4
-    out["Main.s24.sonnet_info_k12_excess"] = cell_result("sonnet", parse_cell("k12_LH_neutral_absent_info"))["excess_fullinfo_pp"]
-    exc = [cell_result(m, parse_cell("k12_LH_neutral_absent_info"))["excess_fullinfo_pp"] for m in others]
+    info_k12 = parse_cell("k12_LH_neutral_absent_info")
+    out["Main.s24.sonnet_info_k12_excess"] = cell_result("sonnet", info_k12)["excess_fullinfo_pp"]
+    exc = [cell_result(m, info_k12)["excess_fullinfo_pp"] for m in others]
     out["Main.s24.others_info_k12_excess_min"], out["Main.s24.others_info_k12_excess_max"] = min(exc), max(exc)
-    below = [-cell_result("sonnet", parse_cell(f"k{k}_LH_social_absent_info"))["excess_fullinfo_pp"] for k in (6, 12, 18)]
+    below = [-cell_result("sonnet", parse_cell(f"k{k}_LH_social_absent_info"))["excess_fullinfo_pp"]
+             for k in (6, 12, 18)]
     out["Main.s24.sonnet_social_info_below_min"], out["Main.s24.sonnet_social_info_below_max"] = min(below), max(below)
     out["Main.s24.sonnet_social_absent"] = _pse("sonnet", parse_cell("k12_LH_social_absent_zero"))
     out["Main.s24.sonnet_social_learned"] = _pse("sonnet", parse_cell("k12_LH_social_learned_zero"))
@@ -177,7 +179,8 @@ def _note_claims(out: dict) -> None:
     out["SN2.social_dir"] = int((con["contrast_pp"] < 0).sum())
     out["SN2.social_least"], out["SN2.social_most"] = con["contrast_pp"].max(), con["contrast_pp"].min()
     for m in ("deepseek", "qwen"):
-        out[f"SN2.main_{m}"] = _pse(m, parse_cell("k12_LH_social_absent_zero")) - _pse(m, parse_cell("k12_LH_neutral_absent_zero"))
+        out[f"SN2.main_{m}"] = (_pse(m, parse_cell("k12_LH_social_absent_zero"))
+                                - _pse(m, parse_cell("k12_LH_neutral_absent_zero")))
     t3 = seed_replication_fits()
     out["SN2.curves"] = int(((t3["gamma_hi"] < 1) & (t3["gamma_lo"] < 0) & (t3["gamma_hi"] > 0)).sum())
     out["SN2.gamma_min"], out["SN2.gamma_max"] = t3["gamma"].min(), t3["gamma"].max()

@@ -60,7 +60,8 @@ DIMENSION_CELLS = ("k18_HH_neutral_learned_zero", "k6_HH_neutral_learned_zero",
 
 @functools.lru_cache(maxsize=1)
 def _interaction() -> dict:
-    vec = {m: [100 * E.pair_pse(load_records(m, parse_cell(c))).to_numpy() for c in DIMENSION_CELLS] for m in INTERACTION_MODELS}
+    dims = [parse_cell(c) for c in DIMENSION_CELLS]
+    vec = {m: [100 * E.pair_pse(load_records(m, c)).to_numpy() for c in dims] for m in INTERACTION_MODELS}
 
     def contrast(means):
         return (means[0] - means[1]) - (means[2] - means[3])

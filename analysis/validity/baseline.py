@@ -76,7 +76,8 @@ def competence(cell: Cell, records: pd.DataFrame) -> dict:
     return out
 
 
-def baseline_rows(cell: Cell, records: dict[str, pd.DataFrame], blind: pd.DataFrame | None, draws: int = 2000) -> list[dict]:
+def baseline_rows(cell: Cell, records: dict[str, pd.DataFrame], blind: pd.DataFrame | None,
+                  draws: int = 2000) -> list[dict]:
     """One row per cue: deviations from the blind arm, discriminant validity, competence."""
     out = []
     for cue_id, rec in records.items():

@@ -116,7 +116,8 @@ def prompt_hashes(plan: ValidityPlan) -> dict[str, str]:
                        for cid in plan.cues_of(c) for v in plan.variants})
         if plan.blind:
             tables[f"blind {cell}"] = cues.blind_table(c)
-        tables.update({f"replication {rep.id}": cues.job_table(rep, "numeric") for rep in R.replicate_cells(c, plan.seeds)})
+        tables.update({f"replication {rep.id}": cues.job_table(rep, "numeric")
+                       for rep in R.replicate_cells(c, plan.seeds)})
         for k, t in tables.items():
             out[k] = hashlib.sha256("\n".join(_first_pairs(t, plan.n_pairs)["prompt_sha256"]).encode()).hexdigest()
     return out
@@ -125,7 +126,8 @@ def prompt_hashes(plan: ValidityPlan) -> dict[str, str]:
 def fingerprint(plan: ValidityPlan, served_model: str = "") -> dict:
     """The plan frozen before collection: battery, margins, cues, served model, prompt hashes, and one SHA-256."""
     body = {"cells": list(plan.cells), "n_pairs": plan.n_pairs, "variants": list(plan.variants),
-            "seeds": list(plan.seeds), "blind": plan.blind, "cues": {cell: plan.cues_of(c) for cell, c in plan.parsed.items()},
+            "seeds": list(plan.seeds), "blind": plan.blind,
+            "cues": {cell: plan.cues_of(c) for cell, c in plan.parsed.items()},
             "margins": {"equivalence_margin_pp": config.EQUIVALENCE_MARGIN_PP, "tost_alpha": config.TOST_ALPHA,
                         "min_pairs_to_judge": config.MIN_PAIRS_TO_JUDGE, "coupling_margin_r": CP.MARGIN,
                         "fdr": Q.FDR},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ...cells import Cell
+from ...cells import Cell, expect_cell
 from ..errors import CollectionError
 from .anthropic import ANTHROPIC_SETTINGS, AnthropicSubject
 from .base import Subject, request_key
@@ -29,6 +29,7 @@ def make_subject(provider: str, model: str, cell: Cell | None, *, base_url: str 
     """Build the subject of a provider (reads the API key from ``api_key_env``; a dry run needs none).
 
     ``cell`` serves the replay provider only (its released records); the others take None."""
+    cell = None if cell is None else expect_cell(cell)
     if provider == "replay":
         return ReplaySubject(model, cell, run)
     if provider == "simulated":
