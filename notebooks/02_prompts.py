@@ -98,7 +98,7 @@ cat = records.catalogue()
 for row in cat[cat["model"] == "sonnet-20250929"].itertuples():
     tag = next(t for t in display_of if f"_zero_{t}_records" in row.name)
     rel = data.read_csv(row.name)
-    ours = prompts.job_table(cells.parse_cell(row.cell), display_of[tag], arms=("cf_a1", "cf_a0"))  # an id of the catalogue
+    ours = prompts.job_table(cells.parse_cell(row.cell), display_of[tag], arms=("cf_a1", "cf_a0"))
     m = rel.merge(ours, on=["arm", "pair_id", "i", "j", "order"], suffixes=("", "_ours"))
     rows.append({"file": row.name.split("/")[-1], "display": display_of[tag], "released": len(rel),
                  "reproduced": int((m["prompt_sha256"] == m["prompt_sha256_ours"]).sum())})
