@@ -17,6 +17,8 @@ Supplementary Notes 8 and 18 (they need ``learned``):
 from __future__ import annotations
 
 import re
+import reprlib
+import sys
 from dataclasses import dataclass, replace
 
 from . import config
@@ -153,12 +155,39 @@ def _check_combination(cell: Cell, cell_id: str) -> Cell:
     return cell
 
 
+_SHOWN = reprlib.Repr()
+_SHOWN.maxstring = _SHOWN.maxother = 80  # a whole cell id; a long value shortened
+
+
+def expect_cell(value) -> Cell:
+    """``value`` itself when it is a :class:`Cell`; a one-line :class:`TypeError` otherwise.
+
+    The guard of a function below the boundary: it takes the ``Cell`` parsed at the boundary and
+    never parses an id string itself.
+
+    >>> c = parse_cell("k12_LH_neutral_learned_zero")
+    >>> expect_cell(c) is c
+    True
+    >>> expect_cell("k12_LH_neutral_learned_zero")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: <module>() takes an analysis.cells.Cell, not str 'k12_LH_neutral_learned_zero'; parse the cell id at ...
+    """
+    if isinstance(value, Cell):
+        return value
+    caller = sys._getframe(1).f_code.co_qualname  # only on the error path
+    shown = " ".join(_SHOWN.repr(value).split())  # one line, whatever was given
+    raise TypeError(f"{caller}() takes an analysis.cells.Cell, not {type(value).__name__} {shown}; "
+                    "parse the cell id at the boundary with cells.parse_cell")
+
+
 def parse_cell(cell_id: "str | Cell") -> Cell:
     """Parse a cell identifier; raise :class:`CellError` (one line, with the grammar) if malformed.
 
     Only the boundary calls it on a value it was given (the command line, the notebooks, the
-    audit's ``Condition``; tests/test_imports.py lists where): everything below takes the
-    :class:`Cell` made there. A ``Cell`` given back is returned as it is.
+    audit's ``Condition``, the validity battery's ``ValidityPlan``; tests/test_imports.py lists
+    where): everything below takes the :class:`Cell` made there and refuses an id string
+    (:func:`expect_cell`). A ``Cell`` given back is returned as it is.
     """
     if isinstance(cell_id, Cell):
         return cell_id

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from . import config, paths, prompts
-from .cells import Cell, parse_cell
+from .cells import Cell, expect_cell
 from .population import arm_sample, examples, pairs
 
 CUES_DIR = paths.DATA / "cues"
@@ -165,16 +165,16 @@ def _check_vocabulary(cue: Cue, c: Cell) -> tuple[str, ...]:
 
 # --- rendering ------------------------------------------------------------------------------------
 
-def field_names(cell: "str | Cell", cue: "str | Cue") -> list[str]:
+def field_names(cell: Cell, cue: "str | Cue") -> list[str]:
     """Displayed field names under a cue (task names, the vocabulary's proxy names, then ``group``)."""
-    c, q = parse_cell(cell), parse_cue(cue)
+    c, q = expect_cell(cell), parse_cue(cue)
     names = list(config.TASK_NAMES[: c.L]) + list(_check_vocabulary(q, c)[: c.M])
     return names + [GROUP_FIELD] if q.label else names
 
 
-def row_values(X: np.ndarray, A, cell: "str | Cell", cue: "str | Cue") -> list[list[str]]:
+def row_values(X: np.ndarray, A, cell: Cell, cue: "str | Cue") -> list[list[str]]:
     """Rendered values of displayed rows (values of :func:`analysis.prompts.value_strings`, then the group)."""
-    c, q = parse_cell(cell), parse_cue(cue)
+    c, q = expect_cell(cell), parse_cue(cue)
     out = prompts.value_strings(X, c, q.display)
     if q.label:
         for row, a in zip(out, np.atleast_1d(A)):
@@ -204,12 +204,12 @@ def patients_block(names: list[str], first: list[str], second: list[str], style:
     return "\n\nNEW PATIENTS:\nPatient 1:\n" + lines(first) + "\nPatient 2:\n" + lines(second) + "\n"
 
 
-def example_block(cell: "str | Cell", cue: "str | Cue", target: str = "risk") -> str:
+def example_block(cell: Cell, cue: "str | Cue", target: str = "risk") -> str:
     """The labelled examples in the paper's format; ``target`` ``risk`` (triage) or ``group`` (probe).
 
     The probe's examples end in ``-> group A|B``; the label field is never a column of them.
     """
-    c, q = parse_cell(cell), parse_cue(cue)
+    c, q = expect_cell(cell), parse_cue(cue)
     ex = examples(c if c.has_examples else c.with_(examples="learned"))
     cols = field_names(c, q)
     vals = row_values(ex.X, ex.A, c, q)
@@ -222,9 +222,9 @@ def example_block(cell: "str | Cell", cue: "str | Cue", target: str = "risk") ->
     return "\n\nTRAINING CASES (format: " + ", ".join(cols) + "  ->  risk):\n" + "\n".join(rows)
 
 
-def assemble(cell: "str | Cell", cue: "str | Cue", first: list[str], second: list[str]) -> str:
+def assemble(cell: Cell, cue: "str | Cue", first: list[str], second: list[str]) -> str:
     """The triage prompt under a cue given both patients' rendered values (Patient 1 first)."""
-    c, q = parse_cell(cell), parse_cue(cue)
+    c, q = expect_cell(cell), parse_cue(cue)
     if q.is_paper:
         return prompts.assemble(c, first, second, display=q.display)
     head = prompts.HEAD_LEARNED.format(n=c.n_examples) if c.has_examples else prompts.HEAD_ABSENT
@@ -250,13 +250,13 @@ def _arm_rows(c: Cell) -> tuple:
     return tuple(out)
 
 
-def job_table(cell: "str | Cell", cue: "str | Cue" = "numeric") -> pd.DataFrame:
+def job_table(cell: Cell, cue: "str | Cue" = "numeric") -> pd.DataFrame:
     """Every triage job of a cell under a cue, in the layout of :func:`analysis.prompts.job_table`.
 
     The paper's renderings are :func:`analysis.prompts.job_table` itself. Columns ``arm, pair_id,
     i, j, order, prompt, prompt_sha256, cue``.
     """
-    c, q = parse_cell(cell), parse_cue(cue)
+    c, q = expect_cell(cell), parse_cue(cue)
     if q.is_paper:
         df = prompts.job_table(c, display=q.display)
     else:
@@ -274,24 +274,24 @@ def job_table(cell: "str | Cell", cue: "str | Cue" = "numeric") -> pd.DataFrame:
     return df
 
 
-def probe_prompt(cell: "str | Cell", cue: "str | Cue", first: list[str], second: list[str],
+def probe_prompt(cell: Cell, cue: "str | Cue", first: list[str], second: list[str],
                  variant: str = "forced") -> str:
     """The association probe's prompt given both patients' rendered values."""
     if variant not in PROBE_VARIANTS:
         raise ValueError(f"unknown probe variant {variant!r}; expected one of {PROBE_VARIANTS}")
-    c, q = parse_cell(cell), parse_cue(cue)
+    c, q = expect_cell(cell), parse_cue(cue)
     ex = examples(c if c.has_examples else c.with_(examples="learned"))
     head = PROBE_HEAD.format(n=len(ex.Y)) + (PROBE_ABSTAIN if variant == "abstain" else "")
     return head + _example_block(c, q, "group") + patients_block(field_names(c, q), first, second, q.style)
 
 
-def probe_table(cell: "str | Cell", cue: "str | Cue" = "numeric", variant: str = "forced") -> pd.DataFrame:
+def probe_table(cell: Cell, cue: "str | Cue" = "numeric", variant: str = "forced") -> pd.DataFrame:
     """Every probe job: the pair's target with A = 1 and with A = 0, in both presentation orders.
 
     Columns ``pair_id, i, j, order, variant, cue, prompt, prompt_sha256, group_a_patient`` (the
     patient number, 1 or 2, showing the A = 1 version: 1 in order 0).
     """
-    c, q = parse_cell(cell), parse_cue(cue)
+    c, q = expect_cell(cell), parse_cue(cue)
     _check_vocabulary(q, c)
     rows = []
     for pair_id, i, j, arms in _arm_rows(c):

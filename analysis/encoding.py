@@ -15,7 +15,7 @@ import functools
 import numpy as np
 
 from . import config
-from .cells import Cell, parse_cell
+from .cells import Cell, expect_cell
 from .population import population
 
 
@@ -26,9 +26,9 @@ def _edges(c: Cell) -> tuple[tuple[float, float, float], ...]:
     return tuple(tuple(np.quantile(pop.X[:, c], [0.25, 0.5, 0.75])) for c in cols)
 
 
-def quartile_edges(cell: "str | Cell") -> np.ndarray:
+def quartile_edges(cell: Cell) -> np.ndarray:
     """Cut points (M x 3) of each proxy at the factual population's quartiles."""
-    c = parse_cell(cell)
+    c = expect_cell(cell)
     # the factual population: informative level does not change displayed values
     base = c.with_(proxies="zero", sweep_beta=None, n_examples=config.N_EXAMPLES, example_corr=None,
                    example_corner=None)

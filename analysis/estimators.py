@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from . import config
+from .cells import Cell
 from .population import truth
 from .references import cell_references, indicator_learner_pse
 
@@ -174,7 +175,7 @@ def cell_estimates(records: pd.DataFrame, truth: pd.Series | None = None,
 
 # --- cell summary with references (the CLI ``estimate``) ----------------------------------
 
-def cell_summary(records: pd.DataFrame, cell, display: str = "numeric", **kwargs) -> dict:
+def cell_summary(records: pd.DataFrame, cell: Cell, display: str = "numeric", **kwargs) -> dict:
     """:func:`cell_estimates` of a cell's records plus both references, excess and regret.
 
     Adds ``fullinfo_pse_pp``, ``learner_pse_pp``, ``learner_error_pct`` (spec §8) and

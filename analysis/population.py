@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import config
-from .cells import Cell, parse_cell
+from .cells import Cell, expect_cell
 
 
 @dataclass(frozen=True)
@@ -210,9 +210,9 @@ def _population(k: int, corner: str, seed: int, beta: float, sweep: bool) -> Sam
     return gen(k, corner, config.N_POPULATION, seed, beta)
 
 
-def population(cell: "str | Cell") -> Sample:
+def population(cell: Cell) -> Sample:
     """The 5,000-patient evaluation population of a cell (seed 10001, or the replication seed)."""
-    c = parse_cell(cell)
+    c = expect_cell(cell)
     return _population(c.k, c.corner, c.population_seed, c.beta, c.sweep_beta is not None)
 
 
@@ -258,13 +258,13 @@ def draw_pairs(r: np.ndarray, pair_seed: int, per_stratum: int = config.PAIRS_PE
     return df
 
 
-def pairs(cell: "str | Cell") -> pd.DataFrame:
+def pairs(cell: Cell) -> pd.DataFrame:
     """The 99 evaluation pairs of a cell (drawn on the zero-information population; ``i`` is the target).
 
     Informative and sweep cells reuse the zero-information pairs; example manipulations evaluate
     the pairs of the evaluated configuration.
     """
-    c = parse_cell(cell)
+    c = expect_cell(cell)
     return _pairs(c.k, c.corner, c.population_seed, c.pair_seed).copy()
 
 
@@ -297,19 +297,19 @@ def _examples(c: Cell) -> Sample:
     return s
 
 
-def examples(cell: "str | Cell") -> Sample:
+def examples(cell: Cell) -> Sample:
     """The labelled example set shown in a cell's prompt (80, 12 or 20 rows; spec §4).
 
     Standardised within its own rows; seed 517 (or S + 40000); examples from the cell's
     configuration unless the ``_x`` manipulation names another.
     """
-    c = parse_cell(cell)
+    c = expect_cell(cell)
     if not c.has_examples:
         raise ValueError(f"cell {c.id} shows no examples")
     return _examples(c)
 
 
-def arm_sample(cell: "str | Cell", i: int, arm: str, freeze_scaler: bool = False) -> Sample:
+def arm_sample(cell: Cell, i: int, arm: str, freeze_scaler: bool = False) -> Sample:
     """The sample a prompt of ``arm`` is rendered from (``factual`` or the target's counterfactual)."""
     pop = population(cell)
     if arm == "factual":
@@ -319,7 +319,7 @@ def arm_sample(cell: "str | Cell", i: int, arm: str, freeze_scaler: bool = False
     return counterfactual(pop, i, 1 if arm == "cf_a1" else 0, freeze_scaler)
 
 
-def truth(cell: "str | Cell") -> pd.Series:
+def truth(cell: Cell) -> pd.Series:
     """1 where the target has the higher (or equal) true risk in the factual population, per pair ``(i, j)``."""
     pop = population(cell)
     p = pairs(cell)
@@ -369,8 +369,9 @@ def claim_values() -> dict:
     mc = manipulation_checks().set_index(["k", "corner"])
     out["Main.amc.weak"] = mc.loc[(6, "LL"), "a_mc"]
     out["Main.amc.strong"] = mc.loc[(6, "LH"), "a_mc"]
-    sweep_var = [np.var(population(f"k12_LH_neutral_learned_{t}").r_true)
-                 for t in ("zero", "info_b030", "info_b045", "info_b060")]
+    zero = Cell(k=12, corner="LH", names="neutral", examples="learned", proxies="zero")  # k12_LH_neutral_learned_zero
+    sweep_var = [np.var(population(c).r_true)
+                 for c in [zero] + [zero.with_(proxies="info", sweep_beta=b) for b in config.SWEEP_BETAS[1:]]]
     out["Main.sweep.var.lo"] = min(sweep_var)
     out["Main.sweep.var.hi"] = max(sweep_var)
     return out

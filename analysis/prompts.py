@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from . import config, encoding
-from .cells import Cell, parse_cell
+from .cells import Cell, expect_cell
 from .population import arm_sample, counterfactual_rows, examples, pairs, population
 
 HEAD_ABSENT = ("You are a clinical triage specialist. Two patients are described by diagnostic indicator values. "
@@ -40,9 +40,9 @@ def fmt(v: float) -> str:
     return format(float(v), ".2f")
 
 
-def field_names(cell: "str | Cell") -> list[str]:
+def field_names(cell: Cell) -> list[str]:
     """Displayed field names: the first L task names, then the first M proxy names of the name set."""
-    c = parse_cell(cell)
+    c = expect_cell(cell)
     return list(config.TASK_NAMES[: c.L]) + list(config.PROXY_NAMES[c.names][: c.M])
 
 
@@ -51,10 +51,10 @@ def _check_display(display: str) -> None:
         raise ValueError(f"unknown display {display!r}; expected one of {config.DISPLAYS}")
 
 
-def value_strings(X: np.ndarray, cell: "str | Cell", display: str = "numeric") -> list[list[str]]:
+def value_strings(X: np.ndarray, cell: Cell, display: str = "numeric") -> list[list[str]]:
     """Rendered values of the rows of a displayed matrix (task fields numeric, proxies per display)."""
     _check_display(display)
-    c = parse_cell(cell)
+    c = expect_cell(cell)
     X = np.atleast_2d(X)
     out = [[fmt(v) for v in row] for row in X]
     if display != "numeric":
@@ -72,9 +72,9 @@ def _example_block(c: Cell, display: str) -> str:
     return "\n\nTRAINING CASES (format: " + ", ".join(field_names(c)) + "  ->  risk):\n" + "\n".join(rows)
 
 
-def assemble(cell: "str | Cell", first: list[str], second: list[str], display: str = "numeric") -> str:
+def assemble(cell: Cell, first: list[str], second: list[str], display: str = "numeric") -> str:
     """The prompt text given the two patients' rendered values (Patient 1 first)."""
-    c = parse_cell(cell)
+    c = expect_cell(cell)
     names = field_names(c)
     head = HEAD_LEARNED.format(n=c.n_examples) if c.has_examples else HEAD_ABSENT
     block = _example_block(c, display) if c.has_examples else ""
@@ -85,10 +85,10 @@ def assemble(cell: "str | Cell", first: list[str], second: list[str], display: s
     return head + block + "\n\nNEW PATIENTS:\nPatient 1:\n" + lines(first) + "\nPatient 2:\n" + lines(second) + "\n"
 
 
-def render(cell: "str | Cell", pair_id: int, arm: str, order: int, display: str = "numeric",
+def render(cell: Cell, pair_id: int, arm: str, order: int, display: str = "numeric",
            freeze_scaler: bool = False) -> str:
     """The exact prompt of one job: (cell, pair, arm, presentation order, display)."""
-    c = parse_cell(cell)
+    c = expect_cell(cell)
     p = pairs(c)
     if not 0 <= int(pair_id) < len(p):
         raise ValueError(f"pair {pair_id} out of range 0..{len(p) - 1} for cell {c.id}")
@@ -105,7 +105,7 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def job_table(cell: "str | Cell", display: str = "numeric", arms: tuple[str, ...] | None = None) -> pd.DataFrame:
+def job_table(cell: Cell, display: str = "numeric", arms: tuple[str, ...] | None = None) -> pd.DataFrame:
     """Every job of a cell: ``arm, pair_id, i, j, order, prompt, prompt_sha256[, proxy_changed]``.
 
     Numeric display: arms factual, cf_a1, cf_a0 (594 jobs). Category displays (representation
@@ -113,7 +113,7 @@ def job_table(cell: "str | Cell", display: str = "numeric", arms: tuple[str, ...
     vector differs between the two arms.
     """
     _check_display(display)
-    c = parse_cell(cell)
+    c = expect_cell(cell)
     if arms is None:
         arms = config.ARMS if display == "numeric" else ("cf_a1", "cf_a0")
     rows = []

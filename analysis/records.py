@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from . import config, data
-from .cells import Cell, parse_cell
+from .cells import Cell, expect_cell, parse_cell
 from .population import pairs
 
 RECORD_COLUMNS = ["arm", "pair_id", "i", "j", "order", "patient", "chosen", "picked_i"]
@@ -58,12 +58,12 @@ def _per_arm(prefix: str) -> list[str]:
     return [f"{prefix}_{arm}_records.csv" for arm in config.ARMS]
 
 
-def record_files(model: str, cell: "str | Cell", run: str | None = None) -> list[str]:
+def record_files(model: str, cell: Cell, run: str | None = None) -> list[str]:
     """Registry names of the released records of ``model`` (sonnet/deepseek/qwen/gpt) in ``cell``.
 
     ``run`` selects GPT's repeated measurement (``"a"`` or ``"b"``). Raises :class:`NotReleased`.
     """
-    cell = parse_cell(cell)
+    cell = expect_cell(cell)
     if model not in config.MODELS:
         raise KeyError(f"unknown model {model!r}; expected one of {sorted(config.MODELS)}")
     folder = config.MODELS[model][1]
@@ -104,7 +104,7 @@ def _read(name: str, arm_from_name: str | None) -> pd.DataFrame:
     return df
 
 
-def _pair_ids(df: pd.DataFrame, cell: "str | Cell | None" = None) -> pd.Series:
+def _pair_ids(df: pd.DataFrame, cell: "Cell | None" = None) -> pd.Series:
     """Integer pair ids. Some released files write ``pair_id`` as ``i_j`` or ``p_i_j`` for part of
     their rows (the ``p`` there is the stratum, not the pair); those take the id that the same ``(i, j)``
     has in the file's numeric rows, or else (given ``cell``) its id among our pairs of that cell."""
@@ -125,7 +125,7 @@ def _pair_ids(df: pd.DataFrame, cell: "str | Cell | None" = None) -> pd.Series:
     return numeric.astype(int)
 
 
-def normalise(df: pd.DataFrame, cell: "str | Cell | None" = None) -> pd.DataFrame:
+def normalise(df: pd.DataFrame, cell: "Cell | None" = None) -> pd.DataFrame:
     """Bring a records frame to the released schema with numeric (float, NaN = missing) answers."""
     df = df.copy()
     order = df["order"].astype(str).str.strip()
@@ -158,9 +158,9 @@ def _load(model: str, cell: Cell, run: str | None) -> pd.DataFrame:
     return normalise(df, cell)
 
 
-def load_records(model: str, cell: "str | Cell", run: str | None = None) -> pd.DataFrame:
+def load_records(model: str, cell: Cell, run: str | None = None) -> pd.DataFrame:
     """The released per-call records of ``model`` in ``cell`` (a fresh copy)."""
-    return _load(model, parse_cell(cell), run).copy()
+    return _load(model, expect_cell(cell), run).copy()
 
 
 def released_cells(model: str) -> list[str]:

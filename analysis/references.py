@@ -17,12 +17,13 @@ reproduces :func:`analysis.population.counterfactual` row for row (see the tests
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
 
 from . import config
-from .cells import Cell, parse_cell
+from .cells import Cell, expect_cell
 from .encoding import indicator_features, quartile_edges  # noqa: F401  (indicator_features re-exported)
 from .learners import IndicatorLearner, ReferenceLearner
 from .population import counterfactual_rows, examples, pairs, population  # noqa: F401 (counterfactual_rows re-exported)
@@ -71,7 +72,7 @@ def _reference_pairs(c: Cell) -> pd.DataFrame:
     return out
 
 
-def reference_pairs(cell: "str | Cell") -> pd.DataFrame:
+def reference_pairs(cell: Cell) -> pd.DataFrame:
     """Per-pair decisions of both references in a cell (a fresh copy).
 
     Columns ``pair_id, i, j, stratum, truth`` (1 if the target has the higher true risk in the
@@ -79,7 +80,7 @@ def reference_pairs(cell: "str | Cell") -> pd.DataFrame:
     each counterfactual arm) and, in cells with examples, ``learner_factual, learner_a1,
     learner_a0`` (the reference learner's picks).
     """
-    return _reference_pairs(parse_cell(cell)).copy()
+    return _reference_pairs(expect_cell(cell)).copy()
 
 
 @functools.lru_cache(maxsize=256)
@@ -100,7 +101,7 @@ def _cell_references(c: Cell) -> dict:
     return out
 
 
-def cell_references(cell: "str | Cell") -> dict:
+def cell_references(cell: Cell) -> dict:
     """Full-information reference and reference learner of a cell (cached per cell).
 
     Keys: ``cell, k, corner, names, examples, n_examples, beta, seed, n_pairs``,
@@ -108,14 +109,18 @@ def cell_references(cell: "str | Cell") -> dict:
     ``learner_pse_pp``, ``learner_error`` (R_Ideal over all pairs, a share) and
     ``learner_error_pct`` (NaN in cells without examples, where no learner is defined).
 
-    >>> r = cell_references("k12_LH_neutral_learned_info_b060")
+    >>> from analysis.cells import parse_cell
+    >>> r = cell_references(parse_cell("k12_LH_neutral_learned_info_b060"))
     >>> round(r["learner_pse_pp"], 2), round(r["fullinfo_pse_pp"], 2), round(r["learner_error"], 4)
     (23.23, 27.27, 0.0404)
     """
-    return dict(_cell_references(parse_cell(cell)))
+    return dict(_cell_references(expect_cell(cell)))
 
 
 # --- category-indicator learner of the representation control --------------------------------
+
+#: the representation control's cell, ``k12_LH_neutral_learned_zero`` (built field by field: nothing parsed)
+REPRESENTATION_CELL = Cell(k=12, corner="LH", names="neutral", examples="learned", proxies="zero")
 
 @functools.lru_cache(maxsize=16)
 def _indicator_learner(c: Cell) -> float:
@@ -129,17 +134,17 @@ def _indicator_learner(c: Cell) -> float:
     return _pse_pp(picks[1], picks[0])
 
 
-def indicator_learner_pse(cell: "str | Cell" = "k12_LH_neutral_learned_zero") -> float:
+def indicator_learner_pse(cell: Cell = REPRESENTATION_CELL) -> float:
     """PSE (pp) of the category-indicator learner (PROTOCOL-representation §10.4; -5.05 pp).
 
     The same for ordered labels and arbitrary codes: both show the same bins.
     """
-    c = parse_cell(cell)
+    c = expect_cell(cell)
     if not c.has_examples:
         raise ValueError(f"cell {c.id} shows no examples; the indicator learner needs them")
     return _indicator_learner(c)
 
 
-def reference_table(cells) -> pd.DataFrame:
+def reference_table(cells: Iterable[Cell]) -> pd.DataFrame:
     """:func:`cell_references` of many cells as a tidy DataFrame (one row per cell)."""
     return pd.DataFrame([cell_references(c) for c in cells])

@@ -38,22 +38,23 @@ import numpy as np
 import pandas as pd
 
 from . import config, data, estimators, records
-from .cells import Cell, parse_cell
+from .cells import Cell, expect_cell
 from .encoding import bins, quartile_edges
 from .learners import IndicatorLearner
 from .population import arm_sample, examples, pairs
 from .prompts import field_names, job_table, value_strings
 from .records import NotReleased
-from .references import indicator_learner_pse
+from .references import REPRESENTATION_CELL, indicator_learner_pse
 from .supplement.regeneration import concurrent_frozen
 
 
 # =============================================================================================
 # Analysis of the representation control (spec PROTOCOL-representation §10.3-10.5)
 # =============================================================================================
-#: the two cells of the control: 80 examples (primary) and the no-example secondary (spec §10)
-CELL = "k12_LH_neutral_learned_zero"
-CELL_NO_EXAMPLES = "k12_LH_neutral_absent_zero"
+#: the two cells of the control: 80 examples (primary, ``k12_LH_neutral_learned_zero``) and the
+#: no-example secondary (spec §10); Cells built field by field (nothing parsed)
+CELL = REPRESENTATION_CELL
+CELL_NO_EXAMPLES = CELL.with_(examples="absent")
 #: spec §10.5.2: the generator is seeded 0 afresh for every reported quantity
 REPRESENTATION_SEED = 0
 #: renderings of the control: the two category displays, the second numeric measurement
@@ -128,7 +129,7 @@ def collected_name(rendering: str, examples: str = "learned") -> str:
     plays the battery's role; a second numeric measurement, if any, is
     ``<cell>_numeric_remeasure_records.csv``.
     """
-    cell = CELL if examples == "learned" else CELL_NO_EXAMPLES
+    cell = (CELL if examples == "learned" else CELL_NO_EXAMPLES).id
     suffix = {"battery": "", "numeric": "_numeric_remeasure"}.get(rendering, f"_{rendering}")
     return f"{cell}{suffix}_records.csv"
 
@@ -155,12 +156,12 @@ def load_rendering(model: str = "sonnet", rendering: str = "ordered", examples: 
 
 # --- Category-indicator reference learner (spec §10.4) ---------------------------------------
 
-def target_bins(cell: "str | Cell" = CELL) -> pd.DataFrame:
+def target_bins(cell: Cell = CELL) -> pd.DataFrame:
     """Per pair: the target's proxy bins in each counterfactual arm and whether they differ.
 
     Columns ``pair_id, i, j, bins_a1, bins_a0, proxy_changed`` (the released ``proxy_changed``).
     """
-    c = parse_cell(cell)
+    c = expect_cell(cell)
     edges = quartile_edges(c)
     rows = []
     for pr in pairs(c).itertuples(index=False):
@@ -171,7 +172,7 @@ def target_bins(cell: "str | Cell" = CELL) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def learner_picks(cell: "str | Cell" = CELL) -> pd.DataFrame:
+def learner_picks(cell: Cell = CELL) -> pd.DataFrame:
     """The category-indicator learner's pair decisions in both counterfactual arms (spec §10.4).
 
     :class:`analysis.learners.IndicatorLearner` (BLR, sigma 0.5, tau 1, intercept) fitted on the 80
@@ -179,7 +180,7 @@ def learner_picks(cell: "str | Cell" = CELL) -> pd.DataFrame:
     ``pair_id, i, j, pick_a1, pick_a0`` (0/1), sorted by ``(i, j)``. Their PSE is
     :func:`analysis.references.indicator_learner_pse`.
     """
-    c = parse_cell(cell)
+    c = expect_cell(cell)
     ex = examples(c)
     learner = IndicatorLearner(c.L, quartile_edges(c)).fit(ex.X, ex.Y)
     rows = []
@@ -192,9 +193,9 @@ def learner_picks(cell: "str | Cell" = CELL) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values(["i", "j"]).reset_index(drop=True)
 
 
-def full_information_pse(cell: "str | Cell" = CELL) -> float:
+def full_information_pse(cell: Cell = CELL) -> float:
     """PSE (pp) of the full-information reference (true risk in each arm); 0 with zero-information proxies."""
-    c = parse_cell(cell)
+    c = expect_cell(cell)
     picks = {"cf_a1": [], "cf_a0": []}
     for pr in pairs(c).itertuples(index=False):
         for arm in picks:
@@ -387,14 +388,14 @@ def table1(source: str = "released", draws: int = config.BOOTSTRAP_DRAWS) -> pd.
 
 # --- Worked example and figure --------------------------------------------------------------
 
-def worked_example(pair_id: int = 0, cell: "str | Cell" = CELL,
+def worked_example(pair_id: int = 0, cell: Cell = CELL,
                    arms: tuple[str, ...] = ("cf_a1", "cf_a0")) -> pd.DataFrame:
     """The target of one pair as the prompts show it in the three renderings, in each arm.
 
     One row per field; columns ``field, role`` and ``<display> A=<a>``. Uses
     :func:`analysis.prompts.value_strings` (the renderer of the release's prompts).
     """
-    c = parse_cell(cell)
+    c = expect_cell(cell)
     i = int(pairs(c).at[int(pair_id), "i"])
     out = pd.DataFrame({"field": field_names(c), "role": ["task"] * c.L + ["proxy"] * c.M})
     for arm in arms:
@@ -477,7 +478,7 @@ def _interval_claims(prefix: str, row) -> dict[str, float]:
     return {f"{prefix}.pse": row["effect_pp"], f"{prefix}.lo": row["lo_pp"], f"{prefix}.hi": row["hi_pp"]}
 
 
-def distinct_prompts(display: str, cell: "str | Cell" = CELL) -> int:
+def distinct_prompts(display: str, cell: Cell = CELL) -> int:
     """Number of distinct prompt texts (SHA-256) of a category rendering (396 in the base cell)."""
     return int(job_table(cell, display)["prompt_sha256"].nunique())
 
@@ -542,7 +543,7 @@ def claim_values(source: str = "released", draws: int = config.BOOTSTRAP_DRAWS) 
     zero, b060 = concurrent_frozen("zero"), concurrent_frozen("b060")
     ag = call_agreement(zero, battery)
     out["SN15.frozen_battery.agree"], out["SN15.frozen_battery.comparable"] = ag["agree"], ag["comparable"]
-    ag = call_agreement(b060, records.load_records("sonnet", "k12_LH_neutral_learned_info_b060"))
+    ag = call_agreement(b060, records.load_records("sonnet", CELL.with_(proxies="info", sweep_beta=0.60)))
     out["SN15.b060_battery.agree"], out["SN15.b060_battery.calls"] = ag["agree"], ag["comparable"]
     ag = call_agreement(zero, load_rendering("sonnet", "numeric", "learned", _numeric_source(source)))
     out["SN15.regen.remeasure.agree"], out["SN15.regen.remeasure.calls"] = ag["agree"], ag["comparable"]

@@ -26,6 +26,7 @@ TARGET_SPEEDUP = 10.0
 def released_cell_vectors() -> list[tuple[str, str, np.ndarray, int]]:
     """(model/cell, quantity, per-pair values, seed) for every released cell's PSE and error."""
     from analysis import battery, config, estimators, records
+    from analysis.cells import parse_cell
     from analysis.population import truth
 
     jobs = []
@@ -39,11 +40,12 @@ def released_cell_vectors() -> list[tuple[str, str, np.ndarray, int]]:
     runs = [(m, c, None) for m, cs in cells.items() for c in cs]
     runs += [("gpt", battery.sweep_cell("neutral", lv), r) for r in "ab" for lv in battery.LEVELS]
     for model, cell, run in runs:
+        c = parse_cell(cell)  # a benchmark is a boundary: each id parsed here
         try:
-            rec = records.load_records(model, cell, run=run)
+            rec = records.load_records(model, c, run=run)
         except records.NotReleased:
             continue
-        eff = estimators.pair_effects(rec, truth(cell)).dropna()
+        eff = estimators.pair_effects(rec, truth(c)).dropna()
         tag = f"{model}/{cell}" + (f"/run_{run}" if run else "")
         jobs.append((tag, "pse", eff["pse"].to_numpy(), config.CELL_PSE_SEED))
         jobs.append((tag, "error", eff["error"].to_numpy(), config.CELL_ERROR_SEED))

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from analysis import collection as C  # noqa: E402
+from analysis.cells import Cell, parse_cell  # noqa: E402
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # the SDK flags the model id
 MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "DeepSeek-V4-Flash-0731"}
@@ -40,7 +41,7 @@ def start_server(kind: str) -> tuple[subprocess.Popen, str]:
     return proc, url
 
 
-def bench(provider: str, jobs: list[C.Job], concurrency: int, repeats: int) -> list[float]:
+def bench(provider: str, cell: Cell, jobs: list[C.Job], concurrency: int, repeats: int) -> list[float]:
     proc, url = start_server(provider)
     rates = []
     try:
@@ -48,7 +49,7 @@ def bench(provider: str, jobs: list[C.Job], concurrency: int, repeats: int) -> l
         for _ in range(repeats):
             with tempfile.TemporaryDirectory() as out:
                 t0 = time.perf_counter()
-                res = C.collect(jobs[0].cell, provider, MODELS[provider], out, base_url=url, jobs=jobs,
+                res = C.collect(cell, provider, MODELS[provider], out, base_url=url, jobs=jobs,
                                 concurrency=concurrency, progress=False)
                 dt = time.perf_counter() - t0
                 if not res.complete:
@@ -67,13 +68,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--provider", choices=["anthropic", "openai", "both"], default="both")
     a = ap.parse_args(argv)
-    jobs = C.job_list(a.cell)
+    cell = parse_cell(a.cell)  # the command line is the boundary: the id parsed once, here
+    jobs = C.job_list(cell)
     providers = ["anthropic", "openai"] if a.provider == "both" else [a.provider]
     print(f"{len(jobs)} calls per run, concurrency {a.concurrency}, {os.cpu_count()} cores, "
           f"server in a separate process (zero latency)")
     worst = float("inf")
     for p in providers:
-        rates = bench(p, jobs, a.concurrency, a.repeats)
+        rates = bench(p, cell, jobs, a.concurrency, a.repeats)
         best, median = max(rates), sorted(rates)[len(rates) // 2]
         worst = min(worst, median)
         print(f"{p:9s} ({MODELS[p]}): median {median:.0f} calls/s, best {best:.0f} calls/s "

@@ -40,7 +40,8 @@ output_dir = "../out/notebooks"  # where figures/ and data/derived/ go; `make pa
 # %%
 notebook.check_parameters(counts={"check_n": check_n},
                           rules=[(isinstance(check_seed, int), f"check_seed={check_seed!r} must be an integer")])
-cells.parse_cell(cell)  # a malformed cell id stops here with the grammar
+headline = cells.parse_cell(cell)  # the ids parsed once, here: a malformed one stops with the grammar
+by_corner = {corner: cells.parse_cell(f"k12_{corner}_neutral_learned_zero") for corner in ("LL", "LH")}
 folders = notebook.output_folders(output_dir)
 
 # %% [markdown]
@@ -78,7 +79,7 @@ notebook.claims_table(registry.paper_vs_ours(values), "Table 2 and the manipulat
 # task fields only at zero information.
 
 # %%
-pop = population.population(cell)
+pop = population.population(headline)
 names = config.TASK_NAMES[: pop.L] + config.PROXY_NAMES["neutral"][: pop.M]
 head = pd.DataFrame(pop.X[:5], columns=names).round(2)
 head.insert(0, "A", pop.A[:5])
@@ -91,7 +92,7 @@ head
 # [1.0, 1.5). The target `i` has the higher task risk.
 
 # %%
-pairs = population.pairs(cell)
+pairs = population.pairs(headline)
 pairs["gap"] = pop.r[pairs["i"]] - pop.r[pairs["j"]]
 # NBVAL_CHECK_OUTPUT
 print(pairs.groupby("stratum")["gap"].agg(["count", "min", "max"]).round(3).to_string())
@@ -106,7 +107,7 @@ print(pairs.head(3).to_string(index=False))
 # %%
 frames = []
 for corner in ("LL", "LH"):
-    s = population.population(f"k12_{corner}_neutral_learned_zero")
+    s = population.population(by_corner[corner])
     frames.append(pd.DataFrame({"corner": f"k=12 {corner}", "A": s.A, "proxy": s.X[:, s.L]}))
 fig = figures.proxy_shift(pd.concat(frames))
 notebook.figure(fig, "the first proxy by hidden group")

@@ -41,8 +41,10 @@ pair_id = 0
 output_dir = "../out/notebooks"  # where data/derived/ goes; `make paper` passes ".." (the tracked folders)
 
 # %%
+shown = cells.parse_cell(cell)  # the ids parsed once, here: a malformed one stops with the grammar
+no_examples = {names: cells.parse_cell(f"k12_LH_{names}_absent_zero") for names in ("neutral", "social")}
 notebook.check_parameters(choices={"pair_id": (pair_id, tuple(range(99)))},
-                          rules=[(cells.parse_cell(cell).examples == "learned",
+                          rules=[(shown.examples == "learned",
                                   f"cell={cell!r}: the example prompt below needs a cell with examples (…_learned_…)")])
 folders = notebook.output_folders(output_dir)
 
@@ -52,17 +54,17 @@ folders = notebook.output_folders(output_dir)
 # proxy values.
 
 # %%
-print(prompts.render("k12_LH_neutral_absent_zero", pair_id, "factual", 0))
+print(prompts.render(no_examples["neutral"], pair_id, "factual", 0))
 
 # %%
-print(prompts.render("k12_LH_social_absent_zero", pair_id, "factual", 0).split("NEW PATIENTS:")[1])
+print(prompts.render(no_examples["social"], pair_id, "factual", 0).split("NEW PATIENTS:")[1])
 
 # %% [markdown]
 # ## Eighty examples (first three rows shown)
 # The counterfactual arm `cf_a1`: only the target's proxies are regenerated with `A = 1`.
 
 # %%
-text = prompts.render(cell, pair_id, "cf_a1", 0)
+text = prompts.render(shown, pair_id, "cf_a1", 0)
 head, rest = text.split("\n\nNEW PATIENTS:")
 print("\n".join(head.splitlines()[:6]), "\n…\n\nNEW PATIENTS:" + rest)
 # NBVAL_CHECK_OUTPUT
@@ -74,7 +76,7 @@ print(len(text), "characters; sha256", prompts.sha256(text))
 
 # %%
 for display in ("ordered", "arbitrary"):
-    t = prompts.render(cell, pair_id, "cf_a1", 0, display)
+    t = prompts.render(shown, pair_id, "cf_a1", 0, display)
     print(f"--- {display}:", t.splitlines()[3])
     print("\n".join(t.split("Patient 1:\n")[1].splitlines()[8:12]))
 
@@ -96,7 +98,7 @@ cat = records.catalogue()
 for row in cat[cat["model"] == "sonnet-20250929"].itertuples():
     tag = next(t for t in display_of if f"_zero_{t}_records" in row.name)
     rel = data.read_csv(row.name)
-    ours = prompts.job_table(row.cell, display_of[tag], arms=("cf_a1", "cf_a0"))
+    ours = prompts.job_table(cells.parse_cell(row.cell), display_of[tag], arms=("cf_a1", "cf_a0"))
     m = rel.merge(ours, on=["arm", "pair_id", "i", "j", "order"], suffixes=("", "_ours"))
     rows.append({"file": row.name.split("/")[-1], "display": display_of[tag], "released": len(rel),
                  "reproduced": int((m["prompt_sha256"] == m["prompt_sha256_ours"]).sum())})

@@ -66,8 +66,10 @@ notebook.check_parameters(
            (base_url is None or provider == "openai", "base_url is for the openai provider (OpenAI-compatible endpoints)"),
            (max_cost is None or (isinstance(max_cost, (int, float)) and max_cost > 0),
             f"max_cost={max_cost!r} must be a positive number of USD or None")])
-for c in ([] if cells == "all" else cells) + [sim_cell]:
-    cell_ids.parse_cell(c)  # a malformed cell id stops here with the grammar
+# the ids parsed once, here (a malformed one stops with the grammar); below, every function takes the Cell
+parsed = {c: cell_ids.parse_cell(c) for c in ([] if cells == "all" else cells) + [sim_cell]}
+sim_cell = parsed[sim_cell]
+demo_cell = cell_ids.parse_cell("k12_LH_neutral_learned_zero")  # the replayed Sonnet cell of the estimate below
 folders = notebook.output_folders(output_dir)
 
 # %% [markdown]
@@ -83,7 +85,8 @@ folders = notebook.output_folders(output_dir)
 
 # %%
 if provider == "replay":
-    targets = collection.replay_targets(None if model == "all" else [model], None if cells == "all" else cells)
+    targets = collection.replay_targets(None if model == "all" else [model],
+                                        None if cells == "all" else [parsed[c] for c in cells])
     check = collection.replay_check(out, targets)
     documented = {("sonnet", "k12_LH_neutral_learned_info_b060"), ("sonnet", "k12_LH_social_learned_info_b045")}
     differs = set(zip(check.loc[~check["equal"], "model"], check.loc[~check["equal"], "cell"]))
@@ -91,7 +94,7 @@ if provider == "replay":
     assert (check["only_ours"] == 0).all() and (check["only_released"] == 0).all()
     assert differs <= documented, differs
 else:
-    check = pd.DataFrame([vars(collection.collect(c, provider, model, out, base_url=base_url,
+    check = pd.DataFrame([vars(collection.collect(parsed[c], provider, model, out, base_url=base_url,
                                                   concurrency=concurrency, max_cost=max_cost))
                           for c in cells])
 
@@ -116,7 +119,6 @@ else:
 # of the printed table is one of the spec's UNRESOLVED points).
 
 # %%
-demo_cell = "k12_LH_neutral_learned_zero"
 demo = collection.collect(demo_cell, "replay", "sonnet", out, concurrency=1, progress=False)
 est = collection.estimate_records(demo.records_path, demo_cell)
 

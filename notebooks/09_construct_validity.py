@@ -100,7 +100,7 @@ display(vocab)
 panel_cues = [q.id for q in cues.panel_cues("neutral")]
 print("cues:", ", ".join(panel_cues), "+", cues.BLIND)
 for cid in ("numeric", "narrative", "label", cues.BLIND):
-    t = cues.blind_table(cell) if cid == cues.BLIND else cues.job_table(CELL, cid)
+    t = cues.blind_table(cell) if cid == cues.BLIND else cues.job_table(cell, cid)
     row = t[(t["arm"].isin(["cf_a1", cues.BLIND_ARM])) & (t["pair_id"] == 0) & (t["order"] == 0)].iloc[0]
     print(f"--- {cid} ---" + row["prompt"].rpartition("NEW PATIENTS:")[1] + row["prompt"].rpartition("NEW PATIENTS:")[2])
 
@@ -109,7 +109,7 @@ for cid in ("numeric", "narrative", "label", cues.BLIND):
 # target with A = 1 as Patient 1, with A = 0 as Patient 2; task values identical).
 
 # %%
-probe = cues.probe_table(CELL, "numeric", "abstain").iloc[0]["prompt"]
+probe = cues.probe_table(cell, "numeric", "abstain").iloc[0]["prompt"]
 print(probe.split("\n\n")[0])
 print("..." + probe.rpartition("NEW PATIENTS:")[1] + probe.rpartition("NEW PATIENTS:")[2])
 
@@ -120,7 +120,7 @@ print("..." + probe.rpartition("NEW PATIENTS:")[1] + probe.rpartition("NEW PATIE
 
 # %%
 # NBVAL_CHECK_OUTPUT
-tables = {cid: cues.job_table(CELL, cid) for cid in panel_cues}
+tables = {cid: cues.job_table(cell, cid) for cid in panel_cues}
 tables[cues.BLIND] = cues.blind_table(cell)
 print(tidy(confounds.rendering_features(tables), 2))
 

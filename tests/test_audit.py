@@ -128,7 +128,7 @@ def test_tracks_learner_subject_reproduces_the_learner():
     from analysis.references import cell_references
 
     s = A.LearnerTracker()
-    x = [cell_references(c)["learner_pse_pp"] for c in SWEEP_NEUTRAL]
+    x = [cell_references(A.Condition(c).parsed)["learner_pse_pp"] for c in SWEEP_NEUTRAL]
     e = [s.expected_pse(A.jobs_of(A.Condition(c))) for c in SWEEP_NEUTRAL]
     # expected PSE (exact choice probabilities) within 2 pp of the learner at every level
     assert max(abs(a - b) for a, b in zip(e, x)) < 2.0
@@ -228,7 +228,8 @@ def test_reference_rows_are_the_released_records(cards):
         for key in ("k12_LH_neutral_learned_zero", A.sweep_cell("social", "info_b060"), "k12_LH_neutral_absent_zero"):
             ref = rows[key]["reference_models"][model]
             # the card is written at config.DERIVED_SIGNIFICANT_DIGITS (8): equal to that precision
-            assert ref["pse_pp"] == pytest.approx(battery.cell_result(model, key)["pse_pp"], rel=1e-7, abs=1e-9)
+            want = battery.cell_result(model, A.Condition(key).parsed)["pse_pp"]
+            assert ref["pse_pp"] == pytest.approx(want, rel=1e-7, abs=1e-9)
     # Sonnet's social no-example cell is released as a summary only; the other models' display control not at all
     assert rows["k12_LH_social_absent_zero"]["reference_models"]["sonnet"]["source"] == "summary"
     for model in ("gpt", "qwen", "deepseek"):
@@ -319,7 +320,7 @@ def test_budget_of_the_folder_stops_and_resumes(tmp_path, capsys):
             str(prices), "--draws", str(DRAWS), "--no-progress", "--concurrency", "4", "--no-reference-models"]
     job = A.jobs_of(A.Condition(cell))[0]
     per_call = C.cost_of((1.0, 2.0), *C.estimate_tokens(job.prompt, C.make_subject(
-        "openai", "m", cell, base_url="http://127.0.0.1:1"))[:2])
+        "openai", "m", None, base_url="http://127.0.0.1:1"))[:2])
     budget = 40.5 * per_call
     with FakeOpenAI(keep_bodies=False) as srv:
         code = cli_audit(base + ["--base-url", srv.url, "--max-cost", str(budget)])
@@ -330,7 +331,7 @@ def test_budget_of_the_folder_stops_and_resumes(tmp_path, capsys):
         # the same budget again counts what the folder spent: at most what is left of it is used
         code = cli_audit(base + ["--base-url", srv.url, "--max-cost", str(budget)])
         assert code == 3 and srv.count - first <= 3
-        spent = A.spent_in_ledger(tmp_path / "o", C.make_subject("openai", "m", cell, base_url=srv.url))
+        spent = A.spent_in_ledger(tmp_path / "o", C.make_subject("openai", "m", None, base_url=srv.url))
         assert 0 < spent <= budget
         code = cli_audit(base + ["--base-url", srv.url, "--max-cost", str(1000 * budget)])
         assert code == 0 and srv.count == 594

@@ -20,6 +20,7 @@ from analysis import audit as A  # noqa: E402
 from analysis import cli  # noqa: E402
 from analysis import collection as C  # noqa: E402
 from analysis import judgments, references  # noqa: E402
+from analysis.cells import parse_cell  # noqa: E402
 audit_analyse = importlib.import_module("analysis.audit.analyse")  # the module (A.analyse is its function)
 audit_card = importlib.import_module("analysis.audit.card")
 
@@ -67,7 +68,7 @@ def test_smoke_battery_is_two_cells_on_the_first_pairs():
     assert A.battery_calls("smoke", n_pairs=5) == 2 * 5 * 3 * 2
     assert A.battery_calls("core") == 6732  # the protocol's batteries are untouched
     jobs = A.jobs_of(smoke[1])
-    first = list(references.reference_pairs(smoke[1].cell)["pair_id"].iloc[:24])
+    first = list(references.reference_pairs(smoke[1].parsed)["pair_id"].iloc[:24])
     assert sorted({j.pair_id for j in jobs}) == sorted(first) and len(jobs) == 144
     with pytest.raises(ValueError, match="--pairs"):
         A.first_pairs(smoke, 0)
@@ -84,7 +85,7 @@ def test_smoke_card_says_first_that_it_is_not_the_protocol(smoke_cards):
     assert card["subject"]["n_records"] == 288
     # model and references on the same 24 pairs
     row = {r["key"]: r for r in card["conditions"]}["k12_LH_neutral_learned_zero"]
-    ref = A.subset_references("k12_LH_neutral_learned_zero", 24)
+    ref = A.subset_references(parse_cell("k12_LH_neutral_learned_zero"), 24)
     assert row["learner_pse_pp"] == pytest.approx(ref["learner_pse_pp"]) and row["n_pairs"] <= 24
 
 
@@ -96,7 +97,7 @@ def test_pairs_restricts_any_battery_and_the_card_says_so(tmp_path):
 
 
 def test_subset_references_of_all_pairs_are_the_cell_references():
-    for cell in ("k12_LH_neutral_learned_info_b060", "k12_LH_social_absent_zero"):
+    for cell in map(parse_cell, ("k12_LH_neutral_learned_info_b060", "k12_LH_social_absent_zero")):
         full, sub = references.cell_references(cell), A.subset_references(cell, 99)
         for k in ("fullinfo_pse_pp", "learner_pse_pp", "learner_error_pct"):
             assert sub[k] == pytest.approx(full[k], nan_ok=True), (cell, k)
@@ -107,7 +108,7 @@ def test_subset_references_of_all_pairs_are_the_cell_references():
 # ---------------------------------------------------------------------------------------------
 def _records(picks_o0, picks_o1, cell="k12_LH_neutral_absent_zero"):
     """Factual records of the first pairs of a cell with the target picked (1) or not (0) per order."""
-    pr = references.reference_pairs(cell).iloc[:len(picks_o0)]
+    pr = references.reference_pairs(parse_cell(cell)).iloc[:len(picks_o0)]
     rows = []
     for (pid, i, j), p0, p1 in zip(pr[["pair_id", "i", "j"]].itertuples(index=False), picks_o0, picks_o1):
         for order, p in ((0, p0), (1, p1)):
@@ -119,7 +120,7 @@ def _records(picks_o0, picks_o1, cell="k12_LH_neutral_absent_zero"):
 
 def test_responsiveness_of_known_answer_patterns():
     cond = A.Condition("k12_LH_neutral_absent_zero")
-    truth = references.reference_pairs(cond.cell)["truth"].to_numpy()[:40]
+    truth = references.reference_pairs(cond.parsed)["truth"].to_numpy()[:40]
     # by position: target picked when shown first (order 0) only
     pos = A.responsiveness({cond.key: _records([1] * 40, [0] * 40)}, [cond], draws=DRAWS)
     assert pos["order_flip_share"] == 1.0 and pos["pick_first_share"] == 1.0 and pos["accuracy_pct"] == 50.0

@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_batch_servers import FakeBatchServer, write_vllm_output  # noqa: E402
 
 from analysis import collection as C  # noqa: E402
+from analysis.cells import parse_cell
 from analysis.collection import batch as B  # noqa: E402
 from analysis.collection import batchapi as P  # noqa: E402
 from analysis.collection import batchfiles as F  # noqa: E402
@@ -30,12 +31,12 @@ FAST = B.BatchOptions(poll_interval=0.02, retries=3, max_polls=500)
 
 
 def _jobs(n=24, cell=CELL):
-    return C.job_list(cell)[:n]
+    return C.job_list(parse_cell(cell))[:n]
 
 
 def _subject(provider, srv, **kw):
     url = srv.url if provider == "anthropic" else srv.url + "/v1"
-    return C.make_subject(provider, MODELS[provider], CELL, base_url=url, **kw)
+    return C.make_subject(provider, MODELS[provider], None, base_url=url, **kw)
 
 
 def _expected(jobs):
@@ -61,7 +62,7 @@ def test_custom_id_is_the_ledger_key_and_fits_anthropic_rules():
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 def test_errored_and_expired_are_retried_in_a_new_batch(provider, tmp_path):
     jobs = _jobs(12)
-    bad = {B.custom_id(jb, C.request_key(C.make_subject(provider, MODELS[provider], CELL, base_url="http://127.0.0.1:9",
+    bad = {B.custom_id(jb, C.request_key(C.make_subject(provider, MODELS[provider], None, base_url="http://127.0.0.1:9",
                                                         require_key=False))[0]): kind
            for jb, kind in zip(jobs[:6], ["errored", "expired"] * 3)}
     with FakeBatchServer(outcome=lambda cid, n: bad.get(cid, "succeeded") if n == 1 else "succeeded") as srv:
@@ -195,7 +196,7 @@ def test_prompt_cache_marks_the_shared_block_and_changes_the_request_key(tmp_pat
     assert "".join(b["text"] for b in blocks) == jb.prompt
     assert blocks[0]["cache_control"] == {"type": "ephemeral"} and "cache_control" not in blocks[1]
     assert "TRAINING CASES" in blocks[0]["text"] and blocks[1]["text"].startswith("\n\nNEW PATIENTS:")
-    no_examples = C.job_list("k12_LH_neutral_absent_zero")[0].prompt
+    no_examples = C.job_list(parse_cell("k12_LH_neutral_absent_zero"))[0].prompt
     assert P.cache_blocks(no_examples) == no_examples
     with FakeBatchServer() as srv:
         plain = _subject("anthropic", srv)
@@ -209,12 +210,12 @@ def test_prompt_cache_marks_the_shared_block_and_changes_the_request_key(tmp_pat
         meta = json.loads(res[0].metadata_path.read_text())
         assert meta["this_run"]["prompt_cache"] is True and "prompt_cache" in meta["request_settings"]
     with pytest.raises(C.CollectionError):
-        P.with_prompt_cache(C.make_subject("openai", "m", CELL, base_url="http://127.0.0.1:9/v1"))
+        P.with_prompt_cache(C.make_subject("openai", "m", None, base_url="http://127.0.0.1:9/v1"))
 
 
 def test_export_then_vllm_run_batch_output_then_import_round_trip(tmp_path):
     jobs = _jobs(20)
-    subject = C.make_subject("openai", "Qwen/Qwen3-8B", CELL, base_url="http://127.0.0.1:8000/v1")
+    subject = C.make_subject("openai", "Qwen/Qwen3-8B", None, base_url="http://127.0.0.1:8000/v1")
     ledger_path = tmp_path / C.LEDGER_NAME
     # five answers already in the ledger (a synchronous run): they are not exported again
     led = C.Ledger(ledger_path)

@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_servers import FakeAnthropic  # noqa: E402
 
 from analysis import collection as C  # noqa: E402
+from analysis.cells import parse_cell
 from analysis.collection import ratelimit as R  # noqa: E402
 
 
@@ -78,13 +79,13 @@ def test_rate_limit_headers_cap_and_pause():
 
 def test_collect_lowers_concurrency_on_a_burst_of_429s_and_still_answers_everything(tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-ratelimit")
-    jobs = C.job_list("k12_LH_neutral_absent_zero")[:30]
+    jobs = C.job_list(parse_cell("k12_LH_neutral_absent_zero"))[:30]
     faults = {n: "429" for n in range(4, 12)}
     controller = R.AdaptiveConcurrency(8)
     with FakeAnthropic(faults=faults, retry_after=0.01) as srv:
-        subject = C.make_subject("anthropic", "claude-sonnet-4-5", "k12_LH_neutral_absent_zero", base_url=srv.url)
+        subject = C.make_subject("anthropic", "claude-sonnet-4-5", None, base_url=srv.url)
         assert R.attach(subject, controller)
-        res = C.collect("k12_LH_neutral_absent_zero", "anthropic", "claude-sonnet-4-5", tmp_path, jobs=jobs,
+        res = C.collect(parse_cell("k12_LH_neutral_absent_zero"), "anthropic", "claude-sonnet-4-5", tmp_path, jobs=jobs,
                         subject=subject, concurrency=8, progress=False, controller=controller,
                         policy=C.RetryPolicy(max_attempts=8, base=0.01, cap=0.05))
     assert res.complete and controller.n_rate_limited == 8 and controller.n_decreases >= 1
@@ -101,8 +102,8 @@ def test_the_runner_gives_paid_subjects_an_adaptive_controller(tmp_path, monkeyp
         return orig(self, kind, retry_after)
 
     monkeypatch.setattr(R.AdaptiveConcurrency, "observe", spy)
-    jobs = C.job_list("k12_LH_neutral_absent_zero")[:6]
+    jobs = C.job_list(parse_cell("k12_LH_neutral_absent_zero"))[:6]
     with FakeAnthropic() as srv:
-        res = C.collect("k12_LH_neutral_absent_zero", "anthropic", "claude-sonnet-4-5", tmp_path, jobs=jobs,
+        res = C.collect(parse_cell("k12_LH_neutral_absent_zero"), "anthropic", "claude-sonnet-4-5", tmp_path, jobs=jobs,
                         base_url=srv.url, concurrency=4, progress=False)
     assert res.complete and seen.count("answer") == 6

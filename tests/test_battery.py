@@ -4,11 +4,12 @@ from __future__ import annotations
 import pytest
 
 from analysis import battery, judgments, registry
+from analysis.cells import parse_cell
 
 
 def test_cell_excesses_are_the_shared_judgment():
     """The cell tables and the audit judge with :func:`analysis.judgments.judge` (one judgment)."""
-    r = battery.cell_result("deepseek", "k12_LH_neutral_learned_zero")
+    r = battery.cell_result("deepseek", parse_cell("k12_LH_neutral_learned_zero"))
     j = judgments.judge(r["pse_pp"], (r["pse_lo"], r["pse_hi"]), r["learner_pse_pp"], "learner")
     assert r["excess_learner_pp"] == j.difference_pp
     rows = battery.excess_judgments().set_index(["panel", "row", "names", "proxies"])

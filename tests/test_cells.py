@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+import analysis.audit as A  # imported here: its module-level conditions are not the route's
 from analysis import cells
 
 
@@ -58,14 +59,46 @@ def test_caches_below_the_boundary_key_on_the_cell(parses):
     assert sum(parses.values()) == 2  # the two parse_cell calls of this test, nothing below them
 
 
-def test_the_audit_parses_each_cell_id_once_per_condition(parses, tmp_path):
-    """Following the battery from audit.run.run_audit (the smoke battery, a simulated model): each
-    cell id is parsed where its Condition is made (twice: the battery's, then its first pairs'),
-    never below. Before issue 21 the same route parsed the two ids 138 times."""
-    import analysis.audit as A
+@pytest.fixture
+def parse_calls(monkeypatch):
+    """Every call of ``parse_cell`` (an id or a Cell), wherever the package imported it by name."""
+    import sys
 
+    calls: list = []
+    original = cells.parse_cell
+
+    def counting(cell_id):
+        calls.append(cell_id)
+        return original(cell_id)
+
+    for name, module in list(sys.modules.items()):
+        if (name == "analysis" or name.startswith("analysis.")) and getattr(module, "parse_cell", None) is original:
+            monkeypatch.setattr(module, "parse_cell", counting)
+    return calls
+
+
+def test_the_audit_parses_each_cell_id_once(parses, parse_calls, tmp_path):
+    """Following the battery from audit.run.run_audit (the smoke battery, a simulated model): each
+    cell id is parsed once, where its Condition is made (its copies carry the Cell), never below.
+    Before issue 21 the same route called parse_cell 3,137 times (4 on an id string); then 2."""
     res = A.run_audit("simulated", "reads-everything", tmp_path, battery="smoke", draws=200, progress=False,
                       log=lambda *a: None)
     assert res.complete
-    assert set(parses) == set(A.SMOKE_CELLS)
-    assert all(n <= 2 for n in parses.values()), parses
+    assert parses == {c: 1 for c in A.SMOKE_CELLS}
+    assert sorted(parse_calls) == sorted(A.SMOKE_CELLS)  # one call per distinct cell, none with a Cell
+
+
+def test_a_cell_id_below_the_boundary_is_refused_in_one_line():
+    """A function below the boundary takes the Cell only: an id string raises a one-line TypeError
+    that names the function and says where to parse."""
+    from analysis import population, references
+
+    with pytest.raises(TypeError, match=r"^reference_pairs\(\) takes an analysis\.cells\.Cell, not str "
+                                        r"'k12_LH_neutral_learned_zero'; parse the cell id at the boundary "
+                                        r"with cells\.parse_cell$") as info:
+        references.reference_pairs("k12_LH_neutral_learned_zero")
+    assert "\n" not in str(info.value)
+    with pytest.raises(TypeError, match=r"^population\(\) takes an analysis\.cells\.Cell, not NoneType None;"):
+        population.population(None)
+    c = cells.parse_cell("k12_LH_neutral_learned_zero")
+    assert cells.expect_cell(c) is c

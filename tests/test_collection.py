@@ -20,9 +20,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_servers import FakeAnthropic, FakeOpenAI  # noqa: E402
 
 from analysis import collection as C  # noqa: E402
+from analysis.cells import parse_cell
 from analysis import cli, config, estimators, paths, records  # noqa: E402
 
 CELL = "k12_LH_neutral_learned_zero"
+PARSED = parse_cell(CELL)  # the tests are a boundary: the id parsed once, here
 SENTINEL = "fake-key-SENTINEL-7f3a9c1e5b"  # not key-shaped, so secret scanners stay quiet
 FAST = C.RetryPolicy(max_attempts=6, base=0.01, cap=0.05)
 # the anthropic SDK flags the paper's model id as deprecated on every call
@@ -31,7 +33,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:Depre
 
 @pytest.fixture(scope="module")
 def jobs() -> list[C.Job]:
-    return C.job_list(CELL)
+    return C.job_list(PARSED)
 
 
 @pytest.fixture(autouse=True)
@@ -101,8 +103,8 @@ def test_simulated_subject_reads_the_displayed_values(jobs):
 
 
 def test_simulated_presets_react_to_the_display():
-    ordered = C.job_list(CELL, display="ordered")
-    codes = C.job_list(CELL, display="arbitrary")
+    ordered = C.job_list(PARSED, display="ordered")
+    codes = C.job_list(PARSED, display="arbitrary")
     numeric_reader = C.SimulatedSubject.preset("numeric-reader")
     over_reader = C.SimulatedSubject.preset("over-reads-ordered")
     ignorer = C.SimulatedSubject.preset("ignores-proxies")
@@ -127,7 +129,7 @@ def test_simulated_expected_pse_is_the_mean_over_seeds(jobs):
 
 
 def test_simulated_interval_coverage(jobs):
-    cov = C.simulated_coverage(CELL, "numeric-reader", seeds=range(100), jobs=jobs, draws=2000)
+    cov = C.simulated_coverage(PARSED, "numeric-reader", seeds=range(100), jobs=jobs, draws=2000)
     rate = cov["covered"].mean()
     print(f"coverage of the 95% pair-bootstrap interval over 100 seeds: {rate:.2f}")
     # a 95 % interval covering fewer than 88 of 100 seeds would be a defect (binomial p < 0.005)
@@ -139,7 +141,7 @@ def test_simulated_interval_coverage(jobs):
 # ---------------------------------------------------------------------------------------------
 def test_anthropic_request_body(tmp_path, jobs):
     with FakeAnthropic(served_model="claude-sonnet-4-5-20250929") as srv:
-        res = C.collect(CELL, "anthropic", "claude-sonnet-4-5", tmp_path, base_url=srv.url, jobs=jobs[:6],
+        res = C.collect(PARSED, "anthropic", "claude-sonnet-4-5", tmp_path, base_url=srv.url, jobs=jobs[:6],
                         concurrency=1, progress=False, policy=FAST)
         bodies = [r["body"] for r in srv.requests]
         headers = srv.requests[0]["headers"]
@@ -171,7 +173,7 @@ def test_anthropic_request_body(tmp_path, jobs):
 ])
 def test_openai_request_body(tmp_path, jobs, model, expect, absent):
     with FakeOpenAI() as srv:
-        res = C.collect(CELL, "openai", model, tmp_path, base_url=srv.url, jobs=jobs[:4], concurrency=1,
+        res = C.collect(PARSED, "openai", model, tmp_path, base_url=srv.url, jobs=jobs[:4], concurrency=1,
                         progress=False, policy=FAST)
         body = srv.requests[0]["body"]
     assert res.complete
@@ -188,7 +190,7 @@ def test_live_answers_equal_the_simulated_subject(tmp_path, jobs):
     """The fake server answers with the simulated subject: the live path must record exactly its answers."""
     sub = jobs[:60]
     with FakeOpenAI() as srv:
-        res = C.collect(CELL, "openai", "DeepSeek-V4-Flash-0731", tmp_path, base_url=srv.url, jobs=sub,
+        res = C.collect(PARSED, "openai", "DeepSeek-V4-Flash-0731", tmp_path, base_url=srv.url, jobs=sub,
                         concurrency=8, progress=False, policy=FAST)
     got = _read_records(res.records_path)
     want = C.simulate_records(C.SimulatedSubject.preset("numeric-reader"), sub)
@@ -206,7 +208,7 @@ def test_faults_are_retried_and_invalid_answers_recorded_missing(tmp_path, jobs,
     plan = {0: "429", 3: "500", 5: "529", 7: "slow", 9: "drop", 11: "no_tool", 13: "bad_patient", 15: "bad_json"}
     provider = "anthropic" if server is FakeAnthropic else "openai"
     with server(faults=plan, retry_after=0.3, slow_seconds=2.0) as srv:
-        res = C.collect(CELL, provider, "m-1", tmp_path, base_url=srv.url, jobs=sub, concurrency=1,
+        res = C.collect(PARSED, provider, "m-1", tmp_path, base_url=srv.url, jobs=sub, concurrency=1,
                         progress=False, policy=FAST, timeout=1.0, prices=_price_file(tmp_path))
         reqs = list(srv.requests)
     assert res.complete and res.n_persisted == 24 and res.stopped == ""
@@ -234,12 +236,12 @@ def test_reask_rule_logs_every_attempt(tmp_path, jobs):
     sub = jobs[:3]
     # job 0: two malformed answers, then valid; with reask=5 it resolves on the third answer
     with FakeAnthropic(faults={0: "no_tool", 1: "bad_patient"}) as srv:
-        res = C.collect(CELL, "anthropic", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=1,
+        res = C.collect(PARSED, "anthropic", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=1,
                         progress=False, policy=FAST, reask=5)
     assert res.complete and len(srv.requests) == 5
     led = C.Ledger(tmp_path / C.LEDGER_NAME)
     att = led.attempts(CELL)
-    ans = led.answers(CELL, "numeric", C.request_key(C.make_subject("anthropic", "m", CELL,
+    ans = led.answers(CELL, "numeric", C.request_key(C.make_subject("anthropic", "m", None,
                                                                     base_url=srv.url))[0])
     led.close()
     first = att[(att["arm"] == sub[0].arm) & (att["pair_id"] == 0) & (att["ord"] == 0)]
@@ -248,7 +250,7 @@ def test_reask_rule_logs_every_attempt(tmp_path, jobs):
     assert ans["patient"].notna().all() and ans["n_requests"].max() == 3
     # without re-asking the same faults leave the job missing
     with FakeAnthropic(faults={0: "no_tool"}) as srv:
-        res = C.collect(CELL, "anthropic", "m", tmp_path / "b", base_url=srv.url, jobs=sub, concurrency=1,
+        res = C.collect(PARSED, "anthropic", "m", tmp_path / "b", base_url=srv.url, jobs=sub, concurrency=1,
                         progress=False, policy=FAST)
     assert _read_records(res.records_path)["patient"].isna().sum() == 1
 
@@ -261,13 +263,13 @@ def test_exhausted_retries_leave_the_job_unanswered_and_resumable(tmp_path, jobs
         return "500" if body["messages"][0]["content"] == bad else None
 
     with FakeOpenAI(faults=faults) as srv:
-        res = C.collect(CELL, "openai", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=3, progress=False,
+        res = C.collect(PARSED, "openai", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=3, progress=False,
                         policy=C.RetryPolicy(3, 0.01, 0.02))
         assert res.stopped == "failures" and res.n_persisted == 9 and res.n_failed == 1
         assert len(_read_records(res.records_path)) == 9
         n_before = srv.count
         srv.faults = lambda n, body: None
-        res2 = C.collect(CELL, "openai", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=3,
+        res2 = C.collect(PARSED, "openai", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=3,
                          progress=False, policy=FAST)
         assert srv.count - n_before == 1  # only the unanswered job is requested again
     assert res2.complete and res2.stopped == ""
@@ -289,15 +291,15 @@ def test_rejected_request_stops_with_one_redacted_line(tmp_path, jobs, capsys):
 def test_rerun_never_requests_a_persisted_answer(tmp_path, jobs):
     sub = jobs[:30]
     with FakeAnthropic() as srv:
-        C.collect(CELL, "anthropic", "m", tmp_path, base_url=srv.url, jobs=sub[:20], concurrency=4, progress=False)
+        C.collect(PARSED, "anthropic", "m", tmp_path, base_url=srv.url, jobs=sub[:20], concurrency=4, progress=False)
         assert srv.count == 20
-        res = C.collect(CELL, "anthropic", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=4,
+        res = C.collect(PARSED, "anthropic", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=4,
                         progress=False)
         assert srv.count == 30
-        C.collect(CELL, "anthropic", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=4, progress=False)
+        C.collect(PARSED, "anthropic", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=4, progress=False)
         assert srv.count == 30
         # a different request setting is a different request: asked again
-        C.collect(CELL, "anthropic", "m", tmp_path, base_url=srv.url, jobs=sub[:2], concurrency=1,
+        C.collect(PARSED, "anthropic", "m", tmp_path, base_url=srv.url, jobs=sub[:2], concurrency=1,
                   progress=False, settings={"max_tokens": 32})  # (API 2026-10-21 takes no temperature)
         assert srv.count == 32
     assert res.complete and len(_read_records(res.records_path)) == 30
@@ -318,10 +320,10 @@ def test_interrupt_inside_a_commit_loses_no_paid_answer(tmp_path, jobs, monkeypa
     with FakeAnthropic() as srv:
         monkeypatch.setattr(C.Ledger, "put", flaky_put)
         with pytest.raises(KeyboardInterrupt):
-            C.collect(CELL, "anthropic", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=4, progress=False)
+            C.collect(PARSED, "anthropic", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=4, progress=False)
         asked_first = srv.count
         monkeypatch.setattr(C.Ledger, "put", real_put)
-        res = C.collect(CELL, "anthropic", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=4, progress=False)
+        res = C.collect(PARSED, "anthropic", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=4, progress=False)
         assert res.complete
         # every answer received before the interrupt was kept: the resume asks only for the rest
         assert srv.count == len(sub), (asked_first, srv.count)
@@ -331,10 +333,10 @@ def test_identical_prompts_requested_once_only_with_reuse(tmp_path, jobs):
     distinct = len({j.prompt_sha256 for j in jobs})
     assert distinct < len(jobs)  # one counterfactual arm repeats the factual prompt in every pair
     with FakeOpenAI(keep_bodies=False) as srv:
-        res = C.collect(CELL, "openai", "m", tmp_path / "a", base_url=srv.url, jobs=jobs, concurrency=16,
+        res = C.collect(PARSED, "openai", "m", tmp_path / "a", base_url=srv.url, jobs=jobs, concurrency=16,
                         progress=False, reuse_identical_prompts=True)
         assert srv.count == distinct
-        C.collect(CELL, "openai", "m", tmp_path / "b", base_url=srv.url, jobs=jobs, concurrency=16, progress=False)
+        C.collect(PARSED, "openai", "m", tmp_path / "b", base_url=srv.url, jobs=jobs, concurrency=16, progress=False)
         assert srv.count == distinct + len(jobs)
     recs = _read_records(res.records_path)
     assert len(recs) == len(jobs) and recs.groupby("prompt_sha256")["patient"].nunique().max() == 1
@@ -346,7 +348,7 @@ def test_budget_stops_cleanly_and_resumes(tmp_path, jobs, capsys):
     sub = jobs[:40]
     prices = _price_file(tmp_path)
     per_call = C.cost_of((1.0, 2.0), *C.estimate_tokens(sub[0].prompt,
-                                                        C.make_subject("openai", "m", CELL, base_url="http://127.0.0.1:1"))[:2])
+                                                        C.make_subject("openai", "m", None, base_url="http://127.0.0.1:1"))[:2])
     budget = 10.5 * per_call
     with FakeOpenAI() as srv:
         code = cli_collect(["--cell", CELL, "--provider", "openai", "--model", "m", "--base-url", srv.url,
@@ -359,7 +361,7 @@ def test_budget_stops_cleanly_and_resumes(tmp_path, jobs, capsys):
         meta = json.loads(next((tmp_path / "o").rglob("*_metadata.json")).read_text())
         assert meta["this_run"]["cost_usd"] <= budget * 1.2 and meta["complete"] is False
         # resume without a budget on the same jobs: nothing already persisted is asked again
-        res = C.collect(CELL, "openai", "m", tmp_path / "o", base_url=srv.url, jobs=sub, concurrency=4,
+        res = C.collect(PARSED, "openai", "m", tmp_path / "o", base_url=srv.url, jobs=sub, concurrency=4,
                         progress=False, prices=prices)
         assert srv.count == n_first + (40 - meta["n_records"])
     assert res.complete
@@ -397,7 +399,7 @@ def test_kill_minus_nine_then_resume(tmp_path, jobs):
         assert 100 <= len(persisted) < len(jobs)
         ok_before = _count_ok(srv)
         assert not (out / "anthropic").exists()  # records are written at the end of a run
-        res = C.collect(CELL, "anthropic", "claude-sonnet-4-5", out, base_url=srv.url, jobs=jobs, concurrency=4,
+        res = C.collect(PARSED, "anthropic", "claude-sonnet-4-5", out, base_url=srv.url, jobs=jobs, concurrency=4,
                         progress=False, policy=FAST)
         ok_after = _count_ok(srv) - ok_before
     assert res.complete and res.stopped == ""
@@ -480,7 +482,7 @@ def test_corrupted_ledger(tmp_path, capsys):
     assert _tree(out) == before
     # a truncated real ledger is refused too
     good = tmp_path / "good"
-    C.collect(CELL, "simulated", "numeric-reader", good, concurrency=1, progress=False)
+    C.collect(PARSED, "simulated", "numeric-reader", good, concurrency=1, progress=False)
     data = (good / C.LEDGER_NAME).read_bytes()
     (out / C.LEDGER_NAME).write_bytes(data[: len(data) // 3])
     assert cli_collect(["--cell", CELL, "--provider", "simulated", "--model", "numeric-reader",
@@ -520,8 +522,8 @@ def test_dry_run_prints_calls_tokens_cost_and_writes_nothing(tmp_path, capsys, m
 
 def test_dry_run_counts_what_the_ledger_holds(tmp_path, jobs):
     with FakeOpenAI() as srv:
-        C.collect(CELL, "openai", "m", tmp_path, base_url=srv.url, jobs=jobs[:50], concurrency=4, progress=False)
-    plan = C.collect(CELL, "openai", "m", tmp_path, base_url=srv.url, dry_run=True)
+        C.collect(PARSED, "openai", "m", tmp_path, base_url=srv.url, jobs=jobs[:50], concurrency=4, progress=False)
+    plan = C.collect(PARSED, "openai", "m", tmp_path, base_url=srv.url, dry_run=True)
     assert isinstance(plan, C.Plan) and plan.n_persisted == 50 and plan.n_calls == len(jobs) - 50
 
 
@@ -534,6 +536,7 @@ def test_dry_run_counts_what_the_ledger_holds(tmp_path, jobs):
     ("gpt", "k6_HH_neutral_learned_zero"),
 ])
 def test_replay_reproduces_the_released_records(tmp_path, model, cell):
+    cell = parse_cell(cell)
     res = C.collect(cell, "replay", model, tmp_path, concurrency=1, progress=False)
     cmp = C.compare_with_release(res.records_path, model, cell)
     assert cmp["equal"] and cmp["pair_id_equal"], cmp
@@ -545,20 +548,20 @@ def test_replay_reproduces_the_released_records(tmp_path, model, cell):
 
 def test_replay_reports_released_chosen_defects(tmp_path):
     """Two released Sonnet files store the shown number / a letter in ``chosen`` of the factual arm."""
-    res = C.collect("k12_LH_neutral_learned_info_b060", "replay", "sonnet", tmp_path, concurrency=1,
-                    progress=False)
-    cmp = C.compare_with_release(res.records_path, "sonnet", "k12_LH_neutral_learned_info_b060")
+    cell = parse_cell("k12_LH_neutral_learned_info_b060")
+    res = C.collect(cell, "replay", "sonnet", tmp_path, concurrency=1, progress=False)
+    cmp = C.compare_with_release(res.records_path, "sonnet", cell)
     assert cmp["patient_equal"] and cmp["picked_i_equal"] and not cmp["chosen_equal"]
     assert cmp["chosen_differs"] == 198  # the 198 factual rows
 
 
 def test_cli_estimate_prints_the_cell_summary(tmp_path, capsys):
-    res = C.collect(CELL, "replay", "sonnet", tmp_path, concurrency=1, progress=False)
+    res = C.collect(PARSED, "replay", "sonnet", tmp_path, concurrency=1, progress=False)
     assert cli_estimate(["--cell", CELL, "--records", str(res.records_path)]) == 0
     out = json.loads(capsys.readouterr().out)
     for k in ("pse_pp", "pse_ci", "error_pct", "n_pairs", "missing_rate"):
         assert k in out
-    want = estimators.cell_estimates(records.load_records("sonnet", CELL))
+    want = estimators.cell_estimates(records.load_records("sonnet", PARSED))
     assert out["pse_pp"] == pytest.approx(want["pse_pp"], abs=1e-6)
     assert out["pse_ci"] == pytest.approx(want["pse_ci"], abs=1e-6)
     assert out["n_pairs"] == want["n_pairs"] and len(out["pse_ci"]) == 2

@@ -23,9 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_servers import FakeAnthropic, FakeOpenAI  # noqa: E402
 
 from analysis import cli, paths  # noqa: E402
+from analysis.cells import parse_cell
 from analysis import collection as C  # noqa: E402
 
 CELL = "k12_LH_neutral_learned_zero"
+PARSED = parse_cell(CELL)  # the tests are a boundary: the id parsed once, here
 NOEX = "k12_LH_neutral_absent_zero"  # no examples: short prompts
 SENTINEL = "fake-key-SENTINEL-7f3a9c1e5b"
 FAST = C.RetryPolicy(max_attempts=6, base=0.01, cap=0.05)
@@ -34,7 +36,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:Depre
 
 @pytest.fixture(scope="module")
 def jobs() -> list[C.Job]:
-    return C.job_list(CELL)
+    return C.job_list(PARSED)
 
 
 @pytest.fixture(autouse=True)
@@ -119,7 +121,7 @@ def test_second_collector_on_the_same_ledger_is_refused_with_the_holders_pid(tmp
 def test_timeout_is_a_total_deadline_for_a_trickling_body(tmp_path, jobs):
     with FakeOpenAI(faults={0: "trickle"}, trickle_seconds=0.05) as srv:  # ~400 bytes: 20 s at one byte a read
         t0 = time.monotonic()
-        res = C.collect(CELL, "openai", "m", tmp_path, base_url=srv.url, jobs=jobs[:2], concurrency=1,
+        res = C.collect(PARSED, "openai", "m", tmp_path, base_url=srv.url, jobs=jobs[:2], concurrency=1,
                         progress=False, policy=FAST, timeout=1.0)
         took = time.monotonic() - t0
     assert res.complete and took < 6, took
@@ -174,7 +176,7 @@ def test_malformed_200_replies_are_transient_never_answers(tmp_path, jobs, serve
     plan = {0: "html", 2: "empty", 4: "nonjson", 6: "envelope"}
     provider = "anthropic" if server is FakeAnthropic else "openai"
     with server(faults=plan) as srv:
-        res = C.collect(CELL, provider, "m", tmp_path, base_url=srv.url, jobs=jobs[:12], concurrency=1,
+        res = C.collect(PARSED, provider, "m", tmp_path, base_url=srv.url, jobs=jobs[:12], concurrency=1,
                         progress=False, policy=FAST)
         n = srv.count
     assert res.complete and res.stopped == "" and n == 12 + 4
@@ -190,7 +192,7 @@ def test_malformed_200_replies_are_transient_never_answers(tmp_path, jobs, serve
 def test_a_tool_other_than_choose_is_invalid(tmp_path, jobs, server):
     provider = "anthropic" if server is FakeAnthropic else "openai"
     with server(faults={0: "wrong_tool"}) as srv:
-        res = C.collect(CELL, provider, "m", tmp_path, base_url=srv.url, jobs=jobs[:3], concurrency=1,
+        res = C.collect(PARSED, provider, "m", tmp_path, base_url=srv.url, jobs=jobs[:3], concurrency=1,
                         progress=False, policy=FAST)
     recs = pd.read_csv(res.records_path)
     assert recs["patient"].isna().tolist() == [True, False, False]
@@ -199,7 +201,7 @@ def test_a_tool_other_than_choose_is_invalid(tmp_path, jobs, server):
 def test_transport_invalid_answers_are_asked_again_and_model_invalid_follow_reask(tmp_path, jobs):
     sub = jobs[:6]
     with FakeOpenAI(faults={1: "no_tool"}) as srv:
-        C.collect(CELL, "openai", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=1, progress=False,
+        C.collect(PARSED, "openai", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=1, progress=False,
                   policy=FAST)
         # an older collector stored a 200 error envelope as an invalid answer (no raw text, no response id)
         con = sqlite3.connect(tmp_path / C.LEDGER_NAME)
@@ -208,11 +210,11 @@ def test_transport_invalid_answers_are_asked_again_and_model_invalid_follow_reas
         con.commit()
         con.close()
         n0 = srv.count
-        res = C.collect(CELL, "openai", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=1,
+        res = C.collect(PARSED, "openai", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=1,
                         progress=False, policy=FAST)
         assert srv.count - n0 == 1  # the envelope answer is asked again; the model's invalid answer is not
         n1 = srv.count
-        res = C.collect(CELL, "openai", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=1,
+        res = C.collect(PARSED, "openai", "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=1,
                         progress=False, policy=FAST, reask=5)
         assert srv.count - n1 == 1  # --reask 5 on resume: the model-invalid answer is asked again
     assert res.complete and pd.read_csv(res.records_path)["picked_i"].notna().all()
@@ -259,12 +261,12 @@ def test_budget_holds_at_concurrency_64_with_a_reasoning_model(tmp_path, jobs):
     flight cannot overshoot the budget."""
     prices = tmp_path / "p.json"
     prices.write_text(json.dumps({"openai/*": [1.0, 10.0]}))
-    subject = C.make_subject("openai", "gpt-5.6-terra", CELL, base_url="http://127.0.0.1:1/v1")
+    subject = C.make_subject("openai", "gpt-5.6-terra", None, base_url="http://127.0.0.1:1/v1")
     tin, _, cap = C.estimate_tokens(jobs[0].prompt, subject)
     subject.close()
     budget = 40 * C.cost_of((1.0, 10.0), tin, cap)
     with FakeOpenAI(out_tokens=2000, latency=0.05, keep_bodies=False) as srv:
-        res = C.collect(CELL, "openai", "gpt-5.6-terra", tmp_path / "o", base_url=srv.url, jobs=jobs,
+        res = C.collect(PARSED, "openai", "gpt-5.6-terra", tmp_path / "o", base_url=srv.url, jobs=jobs,
                         concurrency=64, progress=False, policy=FAST, max_cost=budget, prices=prices)
     ratio = res.cost_usd / budget
     print(f"concurrency 64, reasoning model: spend / budget = {ratio:.3f} ({res.n_requests} calls)")
@@ -436,9 +438,9 @@ def test_a_streak_of_connection_failures_stops_with_exit_3_resumable(tmp_path, c
 # 9. estimate validates its input
 # ---------------------------------------------------------------------------------------------
 def test_estimate_validates_its_input(tmp_path, capsys):
-    res = C.collect(CELL, "replay", "sonnet", tmp_path / "r", concurrency=1, progress=False)
+    res = C.collect(PARSED, "replay", "sonnet", tmp_path / "r", concurrency=1, progress=False)
     good = pd.read_csv(res.records_path)
-    other = C.collect("k6_HH_neutral_learned_zero", "replay", "gpt", tmp_path / "r", concurrency=1, progress=False)
+    other = C.collect(parse_cell("k6_HH_neutral_learned_zero"), "replay", "gpt", tmp_path / "r", concurrency=1, progress=False)
     cases = {}
     bad = good.copy()
     bad.loc[3, "picked_i"] = 7
@@ -470,9 +472,9 @@ def test_answer_formats_send_no_tool_and_are_part_of_the_request_key(tmp_path, j
     sub = jobs[:8]
     sim = C.SimulatedSubject.preset("numeric-reader")
     with server(answer=lambda p: sim.choose(p.split("\nRespond with")[0])) as srv:  # the same answers
-        tool = C.collect(CELL, provider, "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=2,
+        tool = C.collect(PARSED, provider, "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=2,
                          progress=False, policy=FAST)
-        res = C.collect(CELL, provider, "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=2,
+        res = C.collect(PARSED, provider, "m", tmp_path, base_url=srv.url, jobs=sub, concurrency=2,
                         progress=False, policy=FAST, answer_format=fmt)
         bodies = [r["body"] for r in srv.requests]
     assert srv.count == 16  # a different format is a different request: asked again
@@ -504,13 +506,13 @@ def test_tokens_are_reestimated_from_usage_and_the_plan_shows_both(tmp_path, cap
     out = tmp_path / "o"
     with FakeOpenAI(in_tokens_per_char=1.0, out_tokens=7) as srv:  # 3x the input the estimate assumes
         assert collect_cli(*_base(srv, out, "m", "openai", "--pairs", "5")) == 0
-        fresh = C.plan(C.job_list(CELL), C.make_subject("openai", "m", CELL, base_url=srv.url), None)
+        fresh = C.plan(C.job_list(PARSED), C.make_subject("openai", "m", None, base_url=srv.url), None)
         assert collect_cli(*_base(srv, out, "m", "openai", "--dry-run")) == 0
     text = capsys.readouterr().out
     assert "estimated vs actual (30 answers)" in text and "re-estimated" in text
     meta = json.loads(next(out.rglob("*_metadata.json")).read_text())
     assert meta["this_run"]["token_reestimate"]["reestimated"] is True
-    planned = C.plan(C.job_list(CELL), C.make_subject("openai", "m", CELL, base_url=srv.url), out / C.LEDGER_NAME)
+    planned = C.plan(C.job_list(PARSED), C.make_subject("openai", "m", None, base_url=srv.url), out / C.LEDGER_NAME)
     per_call_fresh, per_call = fresh.input_tokens / fresh.n_calls, planned.input_tokens / planned.n_calls
     # the fresh plan of a 127.0.0.1 endpoint is already calibrated by the local factor (issue 23): undo it here
     per_call_fresh /= C.INPUT_TOKEN_FACTOR["local"]

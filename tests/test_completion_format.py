@@ -23,11 +23,13 @@ from fake_servers import FakeOpenAI, stored_answers  # noqa: E402
 
 from analysis import cli, config  # noqa: E402
 from analysis import collection as C  # noqa: E402
+from analysis.cells import parse_cell  # noqa: E402
 from analysis.audit.compare import deviations  # noqa: E402
 from analysis.collection.answers import Reply  # noqa: E402
 from analysis.collection.subjects.openai import COMPLETION_REQUEST, logprob_reply  # noqa: E402
 
 CELL = "k12_LH_neutral_absent_zero"  # no examples: short prompts
+PARSED = parse_cell(CELL)  # the tests are a boundary: the id parsed once, here
 BASE = "gemma-3-270m"  # a base model, as llama-cpp-python's server names it
 FAST = C.RetryPolicy(max_attempts=3, base=0.01, cap=0.05)
 #: probability mass the fake puts outside the answer tokens 1 and 2
@@ -48,7 +50,7 @@ def p_first_of(prompt: str) -> float:
 
 
 def _jobs(n_pairs: int = 2) -> list:
-    return [jb for jb in C.job_list(CELL) if jb.pair_id < n_pairs]
+    return [jb for jb in C.job_list(PARSED) if jb.pair_id < n_pairs]
 
 
 def _collect_cli(url: str, out: Path, model: str = BASE, provider: str = "openai", *extra) -> int:
@@ -60,7 +62,7 @@ def _collect_cli(url: str, out: Path, model: str = BASE, provider: str = "openai
 def test_the_request_is_a_text_completion_of_one_token_with_its_top_logprobs(tmp_path):
     jobs = _jobs()
     with FakeOpenAI() as srv:
-        res = C.collect(CELL, "openai", BASE, tmp_path, base_url=srv.url, jobs=jobs, concurrency=2, progress=False,
+        res = C.collect(PARSED, "openai", BASE, tmp_path, base_url=srv.url, jobs=jobs, concurrency=2, progress=False,
                         policy=FAST, answer_format="completion")
         reqs = list(srv.requests)
     assert res.complete and res.n_persisted == len(jobs)
@@ -73,7 +75,7 @@ def test_the_request_is_a_text_completion_of_one_token_with_its_top_logprobs(tmp
     assert {b["body"]["prompt"] for b in reqs} == {jb.prompt + config.COMPLETION_CUE for jb in jobs}
     assert body["prompt"].endswith("\nAnswer: Patient ")
     # the format is part of the request key: the logprobs and tool runs of the same model are other requests
-    keys = {f: C.request_key(C.make_subject("openai", BASE, CELL, base_url=srv.url, answer_format=f))
+    keys = {f: C.request_key(C.make_subject("openai", BASE, None, base_url=srv.url, answer_format=f))
             for f in ("completion", "logprobs", "tool")}
     assert len({k for k, _ in keys.values()}) == 3
     settings = json.loads(keys["completion"][1])
@@ -84,7 +86,7 @@ def test_the_request_is_a_text_completion_of_one_token_with_its_top_logprobs(tmp
 def test_probabilities_are_normalised_over_1_and_2_and_the_mass_outside_is_kept(tmp_path):
     jobs = _jobs(3)
     with FakeOpenAI(p_first=p_first_of, outside=OUTSIDE) as srv:
-        res = C.collect(CELL, "openai", BASE, tmp_path, base_url=srv.url, jobs=jobs, concurrency=2, progress=False,
+        res = C.collect(PARSED, "openai", BASE, tmp_path, base_url=srv.url, jobs=jobs, concurrency=2, progress=False,
                         policy=FAST, answer_format="completion")
     rec = pd.read_csv(res.records_path)
     assert list(rec.columns) == C.RECORD_COLUMNS + ["p_first", "p_outside"]

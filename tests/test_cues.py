@@ -5,11 +5,12 @@ import pandas as pd
 import pytest
 
 from analysis import config, cues, prompts
+from analysis.cells import parse_cell
 from analysis.population import arm_sample, pairs
 from analysis.validity.subjects import read_cue_patients
 
-CELL = "k12_LH_neutral_learned_zero"
-SOCIAL = "k12_LH_social_learned_zero"
+CELL = parse_cell("k12_LH_neutral_learned_zero")  # the tests are a boundary: ids parsed here
+SOCIAL = parse_cell("k12_LH_social_learned_zero")
 
 
 # --- vocabularies -----------------------------------------------------------------------------------
@@ -71,7 +72,7 @@ def test_own_assembly_reproduces_the_paper_prompt_with_the_paper_vocabulary():
 
 @pytest.mark.parametrize("cell,cue", [(CELL, "numeric:assay"), (CELL, "numeric:opaque"), (SOCIAL, "numeric:status")])
 def test_a_vocabulary_changes_only_the_proxy_names(cell, cue):
-    q, c = cues.parse_cue(cue), cues.parse_cell(cell)
+    q, c = cues.parse_cue(cue), cell
     mine, paper = cues.job_table(cell, q), prompts.job_table(cell)
     text = mine["prompt"].iloc[7]
     for new, old in zip(cues.vocabularies(c.names)[q.vocabulary][: c.M], config.PROXY_NAMES[c.names][: c.M]):

@@ -4,8 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from analysis import encoding, population, prompts
+from analysis.cells import parse_cell
 
-CELL = "k12_LH_neutral_learned_zero"
+CELL = parse_cell("k12_LH_neutral_learned_zero")  # the tests are a boundary: ids parsed here
 
 
 def test_c11_codes_edges_and_example_bins():

@@ -9,6 +9,7 @@ import pytest
 import statsmodels.api as sm
 
 from analysis import battery, claims, config, data, estimators as E, records
+from analysis.cells import parse_cell
 from analysis.population import truth
 
 
@@ -170,13 +171,14 @@ def test_partial_correlation_equals_the_residual_correlation():
     ("k6_LH_neutral_learned_zero", 15.66, 20.7, 19.70),
 ])
 def test_c17_sonnet_cells(cell, pse, err, regret):
+    cell = parse_cell(cell)
     s = E.cell_summary(records.load_records("sonnet", cell), cell)
     assert round(s["pse_pp"], 2) == pse and round(s["error_pct"], 1) == err and round(s["regret_pp"], 2) == regret
     assert s["excess_fullinfo_pp"] == s["pse_pp"]  # zero information: the full-information reference is 0
 
 
 def test_c17_cell_interval_uses_seed_2():
-    cell = "k12_LH_neutral_learned_zero"
+    cell = parse_cell("k12_LH_neutral_learned_zero")
     s = E.cell_summary(records.load_records("sonnet", cell), cell)
     assert s["pse_ci"] == pytest.approx([13.636363636363635, 28.80050505050487], abs=1e-9)  # gate-2 summary
 
@@ -205,7 +207,7 @@ def test_single_fit_checkpoint_and_frozen_policy_summary():
 
 
 def test_cell_summary_fields_and_arithmetic():
-    cell = "k12_LH_neutral_learned_info_b030"
+    cell = parse_cell("k12_LH_neutral_learned_info_b030")
     s = E.cell_summary(records.load_records("qwen", cell), cell)
     for key in ("fullinfo_pse_pp", "learner_pse_pp", "learner_error_pct", "excess_fullinfo_pp",
                 "excess_learner_pp", "regret_pp"):
@@ -217,11 +219,11 @@ def test_cell_summary_fields_and_arithmetic():
 
 
 def test_sonnet_summary_only_cells_are_flagged():
-    r = battery.cell_result("sonnet", "k6_LH_neutral_absent_zero")
+    r = battery.cell_result("sonnet", parse_cell("k6_LH_neutral_absent_zero"))
     assert r["source"] == "summary" and round(r["pse_pp"], 1) == 11.1
     with pytest.raises(records.NotReleased):
-        records.load_records("sonnet", "k6_LH_neutral_absent_zero")
-    assert battery.cell_result("sonnet", "k12_LH_neutral_absent_zero")["source"] == "records"
+        records.load_records("sonnet", parse_cell("k6_LH_neutral_absent_zero"))
+    assert battery.cell_result("sonnet", parse_cell("k12_LH_neutral_absent_zero"))["source"] == "records"
 
 
 def test_verdicts():

@@ -190,60 +190,17 @@ def test_every_module_parses(mod):
 #
 # The boundary: the command line (``analysis/cli.py``, every ``*/commands.py`` and
 # ``collection/batch_command.py``, the command module of ``collect --batch``), ``cells.py`` itself,
-# the notebooks (not scanned: they are not in the package) and the audit's ``Condition``, which
-# parses its cell id once when it is made (``Condition.parsed``). Below it a function takes the
-# :class:`~analysis.cells.Cell` made there: it never calls ``parse_cell`` on a value it was given
-# (a parameter, or an attribute or item of one), and no cached function keys on a ``cell_id`` string.
+# the notebooks (not scanned: they are not in the package), the audit's ``Condition`` and the validity
+# battery's ``ValidityPlan``, which parse their cell ids once when they are made (``.parsed``). Below
+# it a function takes the :class:`~analysis.cells.Cell` made there (``cells.expect_cell`` refuses an id
+# string with a one-line TypeError): it never calls ``parse_cell`` on a value it was given (a
+# parameter, or an attribute or item of one), and no cached function keys on a ``cell_id`` string.
 
 #: modules of the boundary (every function in them may parse what it was given)
 BOUNDARY_MODULES = {f"{PKG}.cli", f"{PKG}.cells", f"{PKG}.collection.batch_command"}
 #: single functions of the boundary, ``module:qualified name``
-BOUNDARY_FUNCTIONS = {f"{PKG}.audit.batteries:Condition.__post_init__"}
-#: public functions below the boundary that still accept an id string (``str | Cell``) and parse it
-#: on entry (a ``Cell`` passes through unparsed). Not yet converted: each is called with strings from
-#: tests, doctests and modules of other studies. The list may only shrink: a new entry fails, and so
-#: does an entry that no longer parses (remove it).
-ACCEPTS_AN_ID: set[str] = {
-    "analysis.battery.cells:cell_result",
-    "analysis.battery.cells:summary_row",
-    "analysis.collection.jobs:job_list",
-    "analysis.collection.jobs:jobs_from_table",
-    "analysis.collection.replay:compare_with_release",
-    "analysis.collection.replay:simulated_coverage",
-    "analysis.collection.runner:collect",
-    "analysis.collection.subjects.replay:ReplaySubject.__init__",
-    "analysis.cues:assemble",
-    "analysis.cues:example_block",
-    "analysis.cues:field_names",
-    "analysis.cues:job_table",
-    "analysis.cues:probe_prompt",
-    "analysis.cues:probe_table",
-    "analysis.cues:row_values",
-    "analysis.encoding:quartile_edges",
-    "analysis.population:examples",
-    "analysis.population:pairs",
-    "analysis.population:population",
-    "analysis.prompts:assemble",
-    "analysis.prompts:field_names",
-    "analysis.prompts:job_table",
-    "analysis.prompts:render",
-    "analysis.prompts:value_strings",
-    "analysis.records:load_records",
-    "analysis.records:record_files",
-    "analysis.references:cell_references",
-    "analysis.references:indicator_learner_pse",
-    "analysis.references:reference_pairs",
-    "analysis.representation:full_information_pse",
-    "analysis.representation:learner_picks",
-    "analysis.representation:target_bins",
-    "analysis.representation:worked_example",
-    "analysis.validity.panel:cue_reference",
-    "analysis.validity.panel:panel",
-    "analysis.validity.replication:replicate_cells",
-    "analysis.validity.run:ValidityPlan.cues_of",
-}
-
-
+BOUNDARY_FUNCTIONS = {f"{PKG}.audit.batteries:Condition.__post_init__",
+                      f"{PKG}.validity.run:ValidityPlan.__post_init__"}
 def _is_boundary(mod: str, qualname: str) -> bool:
     return (mod in BOUNDARY_MODULES or mod.endswith(".commands")
             or f"{mod}:{qualname}" in BOUNDARY_FUNCTIONS)
@@ -317,11 +274,5 @@ def test_the_parse_check_finds_a_parse_of_a_given_value(tmp_path):
 
 
 def test_no_function_below_the_boundary_parses_a_cell_id_it_was_given():
-    new = [p for p in PARSES if p not in ACCEPTS_AN_ID]
-    assert not new, ("functions below the boundary parse a cell id they were given (take a Cell instead; "
-                     "parse at the boundary, STYLE 3):\n" + "\n".join(new))
-
-
-def test_the_list_of_functions_still_taking_an_id_only_shrinks():
-    gone = sorted(ACCEPTS_AN_ID - set(PARSES))
-    assert not gone, "these no longer parse a given id; remove them from ACCEPTS_AN_ID:\n" + "\n".join(gone)
+    assert not PARSES, ("functions below the boundary parse a cell id they were given (take a Cell instead; "
+                        "parse at the boundary, STYLE 3):\n" + "\n".join(PARSES))

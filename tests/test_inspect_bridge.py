@@ -62,7 +62,7 @@ def openai_run(tmp_path_factory):
         log = _run("openai-api/fake/m", tmp / "logs", model_base_url=srv.url)
         inspect_bodies = [r["body"] for r in srv.requests]
         for c in CONDS:
-            res = C.collect(c.cell, "openai", "m", tmp / "collect", display=c.display, base_url=srv.url,
+            res = C.collect(c.parsed, "openai", "m", tmp / "collect", display=c.display, base_url=srv.url,
                             jobs=jobs_of(c), progress=False, concurrency=2)
             assert res.complete
         collect_bodies = [r["body"] for r in srv.requests[len(inspect_bodies):]]

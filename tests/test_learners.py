@@ -39,6 +39,7 @@ def test_sklearn_shape():
 
 @pytest.mark.parametrize("cell", CELLS)
 def test_bit_identical_to_the_first_layout(cell):
+    cell = parse_cell(cell)
     ex, pop = population.examples(cell), population.population(cell)
     old = _old_posterior_mean(ex.X, ex.Y)
     est = learners.ReferenceLearner().fit(ex.X, ex.Y)
@@ -86,17 +87,17 @@ def test_recorded_numbers_of_the_first_layout():
     """Numbers recorded with the first layout's code before the move: floats within ``RTOL`` (never
     hashes of raw bytes, which differ between BLAS kernels), counts exactly."""
     for cell, recorded in RECORDED_POSTERIOR_MEAN.items():
-        ex = population.examples(cell)
+        ex = population.examples(parse_cell(cell))
         est = learners.ReferenceLearner().fit(ex.X, ex.Y)
         np.testing.assert_allclose(est.posterior_mean_, recorded, rtol=RTOL, atol=0)
-    cell = "k12_LH_neutral_learned_info_b060"
+    cell = parse_cell("k12_LH_neutral_learned_info_b060")
     pred = learners.ReferenceLearner().fit(population.examples(cell).X, population.examples(cell).Y).predict(
         population.population(cell).X)
     assert pred.shape == (5000,)
     np.testing.assert_allclose(pred[:3], [0.905557777969, 0.69876231641, -1.58805765677], rtol=RTOL, atol=0)
     np.testing.assert_allclose([pred.mean(), pred.std()], [0.0115182224998, 1.1046958631], rtol=RTOL, atol=0)
     for cell, (pse, err, full) in RECORDED_COUNTS.items():
-        r = references.cell_references(cell)
+        r = references.cell_references(parse_cell(cell))
         assert r["n_pairs"] == 99, cell
         got = (_count(r["learner_pse_pp"], 100 / 99), _count(r["learner_error"], 1 / 99),
                _count(r["fullinfo_pse_pp"], 100 / 99))

@@ -6,7 +6,7 @@ import pytest
 
 from analysis import cells, population, prompts
 
-CELL = "k12_LH_neutral_learned_zero"
+CELL = cells.parse_cell("k12_LH_neutral_learned_zero")  # the tests are a boundary: ids parsed here
 
 
 
@@ -15,12 +15,12 @@ def test_c1_c2_pairs_checkpoints():
     p12 = population.pairs(CELL)
     assert list(map(tuple, p12.loc[[0, 1, 2, 33, 66], ["i", "j"]].to_numpy())) == [
         (4929, 454), (2554, 3265), (2963, 4244), (2525, 3767), (1050, 696)]
-    assert list(map(tuple, population.pairs("k6_LH_neutral_absent_zero").loc[:2, ["i", "j"]].to_numpy())) == [
+    assert list(map(tuple, population.pairs(cells.parse_cell("k6_LH_neutral_absent_zero")).loc[:2, ["i", "j"]].to_numpy())) == [
         (3929, 1806), (706, 504), (1727, 3834)]
-    assert list(map(tuple, population.pairs("k18_LH_neutral_absent_zero").loc[:2, ["i", "j"]].to_numpy())) == [
+    assert list(map(tuple, population.pairs(cells.parse_cell("k18_LH_neutral_absent_zero")).loc[:2, ["i", "j"]].to_numpy())) == [
         (3929, 1806), (1335, 4290), (4210, 406)]
-    assert tuple(population.pairs("k6_HH_neutral_absent_zero").loc[0, ["i", "j"]]) == (1221, 1677)
-    assert tuple(population.pairs("k18_HH_neutral_absent_zero").loc[0, ["i", "j"]]) == (84, 4107)
+    assert tuple(population.pairs(cells.parse_cell("k6_HH_neutral_absent_zero")).loc[0, ["i", "j"]]) == (1221, 1677)
+    assert tuple(population.pairs(cells.parse_cell("k18_HH_neutral_absent_zero")).loc[0, ["i", "j"]]) == (84, 4107)
     assert (p12.groupby("stratum").size() == 33).all() and len(p12) == 99
 
 
@@ -32,7 +32,8 @@ def test_c3_population_checkpoint():
     np.testing.assert_allclose(s.X[0], [1.143678, 1.908396, -1.048668, 1.53829, -1.058131, 0.086651, -0.295053,
                                         0.793105, -0.865802, -0.078931, -0.152763, -1.1299], atol=5e-7)
     for k, expected in ((6, 0.22627417), (12, 0.12199886), (18, 0.08363334)):
-        np.testing.assert_allclose(population.population(f"k{k}_LH_neutral_absent_info").w_P, expected, atol=5e-9)
+        np.testing.assert_allclose(population.population(cells.parse_cell(f"k{k}_LH_neutral_absent_info")).w_P, expected,
+                                   atol=5e-9)
 
 
 def test_c4_example_row_and_sweep_labels():
@@ -41,8 +42,8 @@ def test_c4_example_row_and_sweep_labels():
     assert ",".join(row) + " -> " + prompts.fmt(ex.Y[0]) == \
         "0.86,-0.52,0.27,0.14,0.78,-2.43,1.78,-0.06,1.93,2.36,1.34,2.41 -> 0.19"
     for tag, y0 in (("b030", 0.911907), ("b045", 1.251092), ("b060", 1.580804)):
-        assert population.examples(f"k12_LH_neutral_learned_info_{tag}").Y[0] == pytest.approx(y0, abs=5e-7)
-    k6 = population.examples("k6_LH_neutral_learned_zero")
+        assert population.examples(cells.parse_cell(f"k12_LH_neutral_learned_info_{tag}")).Y[0] == pytest.approx(y0, abs=5e-7)
+    k6 = population.examples(cells.parse_cell("k6_LH_neutral_learned_zero"))
     np.testing.assert_allclose(k6.X[0], [0.759304, -0.515633, 0.151372, 0.3291, 1.91953, 1.788632], atol=5e-7)
     assert k6.Y[0] == pytest.approx(1.457148, abs=5e-7)
 
@@ -57,13 +58,13 @@ def test_c12_manipulation_checks():
 
 
 def test_c13_true_risk_variance_over_sweep():
-    got = [np.var(population.population(f"k12_LH_neutral_learned_{t}").r_true)
+    got = [np.var(population.population(cells.parse_cell(f"k12_LH_neutral_learned_{t}")).r_true)
            for t in ("zero", "info_b030", "info_b045", "info_b060")]
     np.testing.assert_allclose(got, [1.0219, 1.0916, 1.0882, 1.0857], atol=5e-5)
 
 
-def _mean_proxy_outcome_corr(cell):
-    ex = population.examples(cell)
+def _mean_proxy_outcome_corr(cell_id):
+    ex = population.examples(cells.parse_cell(cell_id))
     return np.mean([np.corrcoef(ex.X[:, c], ex.Y)[0, 1] for c in range(ex.L, ex.L + ex.M)])
 
 
@@ -74,7 +75,7 @@ def test_c14_example_proxy_outcome_correlation():
     assert round(_mean_proxy_outcome_corr("k12_LH_neutral_learned_zero_n12"), 3) == -0.334
     assert round(_mean_proxy_outcome_corr("k12_LH_neutral_learned_zero_n20"), 3) == 0.136
     for rho in (0.0, 0.4, 0.7):  # the correlation manipulation sets every proxy's sample correlation
-        ex = population.examples(f"k12_LH_neutral_learned_zero_r{round(rho * 100):02d}")
+        ex = population.examples(cells.parse_cell(f"k12_LH_neutral_learned_zero_r{round(rho * 100):02d}"))
         for c in range(ex.L, ex.L + ex.M):
             assert np.corrcoef(ex.X[:, c], ex.Y)[0, 1] == pytest.approx(rho, abs=1e-12)
 
@@ -91,8 +92,8 @@ def test_counterfactual_changes_only_the_target_and_sweep_keeps_pairs():
     same = population.counterfactual(pop, i, pop.A[i])
     assert np.array_equal(same.X, pop.X)
     for tag in ("info", "info_b030", "info_b060"):
-        assert population.pairs(f"k12_LH_neutral_learned_{tag}").equals(population.pairs(CELL))
-    assert np.array_equal(population.population("k12_LH_neutral_learned_info_b060").X, pop.X)
+        assert population.pairs(cells.parse_cell(f"k12_LH_neutral_learned_{tag}")).equals(population.pairs(CELL))
+    assert np.array_equal(population.population(cells.parse_cell("k12_LH_neutral_learned_info_b060")).X, pop.X)
 
 
 def test_seed_replication_redraws_everything():

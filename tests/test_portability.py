@@ -46,12 +46,12 @@ import json, sys
 from pathlib import Path
 
 import threadpoolctl
-from analysis import battery, claims, references, supplement, tables
+from analysis import battery, cells, claims, references, supplement, tables
 
 out = Path(sys.argv[1])
 rep = battery.repeated_measurement()
 products = {
-    "references.csv": references.reference_table(battery.reference_cells()),
+    "references.csv": references.reference_table([cells.parse_cell(c) for c in battery.reference_cells()]),
     "battery_cells.csv": battery.all_cell_results(),
     "tracking_slopes.csv": battery.tracking_table(),
     "sweep_points.csv": battery.sweep_points(),

@@ -4,8 +4,9 @@ from __future__ import annotations
 import pytest
 
 from analysis import data, prompts, records
+from analysis.cells import parse_cell
 
-CELL = "k12_LH_neutral_learned_zero"
+CELL = parse_cell("k12_LH_neutral_learned_zero")  # the tests are a boundary: ids parsed here
 
 
 def test_every_released_prompt_hash_is_reproduced():
@@ -17,7 +18,7 @@ def test_every_released_prompt_hash_is_reproduced():
     for row in files.itertuples():
         tag = next(t for t in display if f"_zero_{t}_records" in row.name)
         rel = data.read_csv(row.name)
-        jobs = prompts.job_table(row.cell, display[tag], arms=("cf_a1", "cf_a0"))
+        jobs = prompts.job_table(parse_cell(row.cell), display[tag], arms=("cf_a1", "cf_a0"))  # an id of the catalogue
         m = rel.merge(jobs, on=["arm", "pair_id", "i", "j", "order"], suffixes=("", "_ours"), validate="1:1")
         assert len(m) == len(rel) == 396
         assert (m["prompt_sha256"] == m["prompt_sha256_ours"]).all(), row.name
@@ -33,7 +34,7 @@ def test_c5_c6_prompt_checkpoints():
     assert "\nPatient 1:\n  hemoglobin_index: 1.41\n  creatinine_marker: -1.25\n" in text
     assert "\nPatient 2:\n  hemoglobin_index: 0.77\n" in text
     assert prompts.sha256(prompts.render(CELL, 0, "cf_a1", 0, "arbitrary")).startswith("f29436ec")
-    absent = prompts.render("k12_LH_social_absent_zero", 0, "factual", 1)
+    absent = prompts.render(parse_cell("k12_LH_social_absent_zero"), 0, "factual", 1)
     assert absent.startswith(prompts.HEAD_ABSENT + "\n\nNEW PATIENTS:\nPatient 1:\n")
     assert "community_health_index" in absent and "TRAINING" not in absent
     assert prompts.render(CELL, 0, "factual", 0, "ordered").count("level ") == 80 * 4 + 8
@@ -52,6 +53,7 @@ def test_tool_spec():
                                           ("k12_LH_neutral_absent_zero", "arbitrary")])
 def test_job_table_renders_each_arm_exactly_as_its_counterfactual_sample(cell, display):
     """job_table computes the arms of all pairs at once; each prompt equals the pair's own arm sample."""
+    cell = parse_cell(cell)
     table = prompts.job_table(cell, display)
     for row in table.iloc[::13].itertuples(index=False):
         assert row.prompt == prompts.render(cell, row.pair_id, row.arm, row.order, display=display)

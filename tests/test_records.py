@@ -1,7 +1,7 @@
 """Released per-call records (analysis.records): every released file uses our pairs; NotReleased."""
 from __future__ import annotations
 
-from analysis import data, population, records
+from analysis import cells, data, population, records
 
 
 #: released files whose pair ids number the strata in descending order (jobs were queued
@@ -13,9 +13,10 @@ def test_every_released_synthetic_records_file_uses_our_pairs():
     cat = records.catalogue()
     assert len(cat) >= 250
     for row in cat.itertuples():
+        cell = cells.parse_cell(row.cell)  # an id of the catalogue
         raw = data.read_csv(row.name, usecols=["pair_id", "i", "j"])
-        rel = raw.assign(pair_id=records._pair_ids(raw, row.cell)).drop_duplicates()
-        ours = population.pairs(row.cell)
+        rel = raw.assign(pair_id=records._pair_ids(raw, cell)).drop_duplicates()
+        ours = population.pairs(cell)
         m = rel.merge(ours, on=["i", "j"], how="left", suffixes=("", "_ours"), validate="1:1")
         assert m["pair_id_ours"].notna().all(), f"{row.name}: pairs not in our pair set"
         expected = m["pair_id_ours"].astype(int)
@@ -34,7 +35,7 @@ def test_one_not_released_raised_and_used_as_a_value():
     assert claims.NotReleased is records.NotReleased  # one class (claims uses it; no second class)
     assert registry.status_of("+1.0", "0.05", exc) == ("not_released", "")
     try:
-        records.record_files("qwen", "k12_LH_neutral_learned_zero_r70")
+        records.record_files("qwen", cells.parse_cell("k12_LH_neutral_learned_zero_r70"))
     except records.NotReleased as raised:
         assert "not in the release" in raised.missing
     else:

@@ -14,8 +14,8 @@ from analysis.cells import parse_cell
 SWEEP = ["k12_LH_neutral_learned_zero"] + [f"k12_LH_neutral_learned_info_{b}" for b in ("b030", "b045", "b060")]
 
 
-def ref(cell, key):
-    return references.cell_references(cell)[key]
+def ref(cell_id, key):
+    return references.cell_references(parse_cell(cell_id))[key]
 
 
 # --- checkpoints ------------------------------------------------------------------------------
@@ -65,7 +65,7 @@ def test_c19_and_spec_learner_errors():
 def test_indicator_learner_of_the_representation_control():
     assert references.indicator_learner_pse() == pytest.approx(-5.0505, abs=5e-5)
     with pytest.raises(ValueError):
-        references.indicator_learner_pse("k12_LH_neutral_absent_zero")
+        references.indicator_learner_pse(parse_cell("k12_LH_neutral_absent_zero"))
 
 
 # --- definitions ------------------------------------------------------------------------------
@@ -73,6 +73,7 @@ def test_indicator_learner_of_the_representation_control():
 @pytest.mark.parametrize("cell", ["k12_LH_neutral_learned_zero", "k12_LH_neutral_learned_info_b060",
                                   "k18_HH_social_absent_zero", "k6_LH_neutral_learned_info_s20002"])
 def test_vectorised_counterfactual_rows_are_bit_identical_to_the_generator(cell):
+    cell = parse_cell(cell)
     pop, pr = population.population(cell), population.pairs(cell)
     i, j = pr["i"].to_numpy(), pr["j"].to_numpy()
     for a in (1, 0):
@@ -105,12 +106,12 @@ def _loop_references(cell):
 @pytest.mark.parametrize("cell", ["k12_LH_neutral_learned_info_b030", "k18_HH_neutral_learned_zero"])
 def test_cell_references_equal_the_pair_by_pair_loop(cell):
     full, learn, err = _loop_references(cell)
-    r = references.cell_references(cell)
+    r = references.cell_references(parse_cell(cell))
     assert r["fullinfo_pse_pp"] == full and r["learner_pse_pp"] == learn and r["learner_error"] == err
 
 
 def test_no_learner_without_examples():
-    r = references.cell_references("k12_LH_social_absent_info")
+    r = references.cell_references(parse_cell("k12_LH_social_absent_info"))
     assert np.isnan(r["learner_pse_pp"]) and np.isnan(r["learner_error_pct"])
     assert r["fullinfo_pse_pp"] == pytest.approx(10.101, abs=5e-4)
 
@@ -136,7 +137,7 @@ def _subject_records(cell, pick) -> pd.DataFrame:
 
 
 def test_a_subject_that_ignores_proxies_has_pse_exactly_zero_in_every_zero_information_cell():
-    for cell in ZERO_CELLS:
+    for cell in map(parse_cell, ZERO_CELLS):
         pop, pr = population.population(cell), population.pairs(cell)
         by_task_risk = pop.r[pr["i"]] >= pop.r[pr["j"]]  # task risk: untouched by the proxy replacement
         rec = _subject_records(cell, {arm: by_task_risk for arm in ("factual", "cf_a1", "cf_a0")})
@@ -147,7 +148,7 @@ def test_a_subject_that_ignores_proxies_has_pse_exactly_zero_in_every_zero_infor
 
 
 def test_a_proxy_ignoring_subject_falls_short_when_proxies_predict():
-    cell = "k12_LH_neutral_learned_info_b060"
+    cell = parse_cell("k12_LH_neutral_learned_info_b060")
     pop, pr = population.population(cell), population.pairs(cell)
     by_task_risk = pop.r[pr["i"]] >= pop.r[pr["j"]]
     s = estimators.cell_summary(_subject_records(cell, {a: by_task_risk for a in ("factual", "cf_a1", "cf_a0")}), cell)
@@ -157,6 +158,7 @@ def test_a_proxy_ignoring_subject_falls_short_when_proxies_predict():
 
 @pytest.mark.parametrize("cell", ["k18_LH_neutral_learned_zero", "k12_LH_social_learned_info_b045"])
 def test_a_subject_that_follows_the_learner_has_no_excess_over_it(cell):
+    cell = parse_cell(cell)
     rp = references.reference_pairs(cell)
     rec = _subject_records(cell, {"factual": rp["learner_factual"], "cf_a1": rp["learner_a1"], "cf_a0": rp["learner_a0"]})
     s = estimators.cell_summary(rec, cell, draws=200)
@@ -171,7 +173,7 @@ def test_a_subject_that_follows_the_learner_has_no_excess_over_it(cell):
 def test_cli_reference_prints_json_for_any_cell(cell, capsys):
     assert cli.main(["reference", "--cell", cell]) == 0
     out = json.loads(capsys.readouterr().out)
-    r = references.cell_references(cell)
+    r = references.cell_references(parse_cell(cell))
     assert out["cell"] == cell and out["fullinfo_pse_pp"] == r["fullinfo_pse_pp"]
     for key in ("learner_pse_pp", "learner_error_pct"):
         assert (out[key] is None) if np.isnan(r[key]) else out[key] == r[key]

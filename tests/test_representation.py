@@ -9,21 +9,23 @@ import pandas as pd
 import pytest
 
 from analysis import claims, config, data, encoding, learners, population, prompts, records, references
+from analysis.cells import parse_cell
 from analysis import representation as R
 
 CELL = R.CELL
+PARSED = parse_cell(CELL)  # the tests are a boundary: the id parsed once, here
 
 
 # --- the category-indicator learner ------------------------------------------------------------
 
 def test_indicator_features_code_the_rendered_labels_identically():
     """The learner's 20 columns are recoverable from either rendering of the 80 example rows."""
-    ex = population.examples(CELL)
-    feats = learners.IndicatorLearner(8, encoding.quartile_edges(CELL)).features(ex.X)
+    ex = population.examples(PARSED)
+    feats = learners.IndicatorLearner(8, encoding.quartile_edges(PARSED)).features(ex.X)
     assert feats.shape == (80, 20)
     np.testing.assert_array_equal(feats[:, :8], ex.X[:, :8])  # task values at full precision
     for display in ("ordered", "arbitrary"):
-        shown = prompts.value_strings(ex.X, CELL, display)
+        shown = prompts.value_strings(ex.X, PARSED, display)
         inverse = [{encoding.label(b, m, display): b for b in range(4)} for m in range(4)]
         b = np.array([[inverse[m][row[8 + m]] for m in range(4)] for row in shown])
         ind = np.concatenate([(b[:, [m]] == np.arange(1, 4)).astype(float) for m in range(4)], axis=1)
@@ -31,13 +33,13 @@ def test_indicator_features_code_the_rendered_labels_identically():
 
 
 def test_category_learner_gives_minus_5_05_with_every_target_changing():
-    picks = R.learner_picks(CELL)
+    picks = R.learner_picks(PARSED)
     assert len(picks) == 99 and (picks["pick_a1"] - picks["pick_a0"]).sum() == -5
     # one indicator learner: the per-pair picks give exactly references.indicator_learner_pse
-    assert 100 * (picks["pick_a1"] - picks["pick_a0"]).mean() == references.indicator_learner_pse(CELL)
-    tb = R.target_bins(CELL)
+    assert 100 * (picks["pick_a1"] - picks["pick_a0"]).mean() == references.indicator_learner_pse(PARSED)
+    tb = R.target_bins(PARSED)
     assert tb["proxy_changed"].sum() == 99
-    assert R.full_information_pse(CELL) == 0.0
+    assert R.full_information_pse(PARSED) == 0.0
 
 
 def test_worked_example_changes_only_the_proxies():
@@ -231,11 +233,11 @@ def test_simulated_over_reader_shows_a_positive_ordered_minus_arbitrary_differen
     for preset in ("over-reads-ordered", "ignores-proxies"):
         expected = {}
         for display in ("ordered", "arbitrary"):
-            res = collection.collect(CELL, "simulated", preset, tmp_path, display=display, progress=False,
+            res = collection.collect(PARSED, "simulated", preset, tmp_path, display=display, progress=False,
                                      concurrency=1)
             assert res.complete and res.records_path.name == R.collected_name(display)
             subject = collection.SimulatedSubject.preset(preset)
-            expected[display] = subject.expected_pse(collection.job_list(CELL, display))
+            expected[display] = subject.expected_pse(collection.job_list(PARSED, display))
         row = R.table1_row(preset, str(tmp_path / "simulated" / preset), draws=2000)
         got[preset] = (row, expected)
     row, expected = got["over-reads-ordered"]

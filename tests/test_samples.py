@@ -34,6 +34,7 @@ from analysis.collection.outputs import answer_row  # noqa: E402
 from analysis.supplement.regeneration import interval as regen_interval  # noqa: E402
 
 CELL = "k12_LH_neutral_learned_zero"
+PARSED = parse_cell(CELL)  # the tests are a boundary: the id parsed once, here
 FAST = C.RetryPolicy(max_attempts=3, base=0.01, cap=0.05)
 #: probability mass the fake puts outside the answer tokens 1 and 2
 OUTSIDE = 0.1
@@ -87,9 +88,9 @@ def test_answer_token_probabilities_sum_spellings_and_report_outside():
 
 
 def test_logprobs_against_a_fake_openai_server(tmp_path):
-    jobs = [jb for jb in C.job_list(CELL) if jb.pair_id < 3]
+    jobs = [jb for jb in C.job_list(PARSED) if jb.pair_id < 3]
     with FakeLogprobs() as srv:
-        res = C.collect(CELL, "openai", "local-model", tmp_path, base_url=srv.url, jobs=jobs, concurrency=2,
+        res = C.collect(PARSED, "openai", "local-model", tmp_path, base_url=srv.url, jobs=jobs, concurrency=2,
                         progress=False, policy=FAST, answer_format="logprobs")
         bodies = [r["body"] for r in srv.requests]
     assert res.complete and res.n_persisted == len(jobs)
@@ -106,15 +107,15 @@ def test_logprobs_against_a_fake_openai_server(tmp_path):
     assert_allclose(rec["p_outside"], OUTSIDE, rtol=1e-9)
     assert (rec["patient"] == np.where(want >= 0.5, 1, 2)).all()  # the sampled token
     # the format is part of the request key: the tool-format run of the same model is another request
-    sub = C.make_subject("openai", "local-model", CELL, base_url=srv.url, answer_format="logprobs")
-    tool = C.make_subject("openai", "local-model", CELL, base_url=srv.url)
+    sub = C.make_subject("openai", "local-model", None, base_url=srv.url, answer_format="logprobs")
+    tool = C.make_subject("openai", "local-model", None, base_url=srv.url)
     assert C.request_key(sub)[0] != C.request_key(tool)[0]
     assert json.loads(C.request_key(sub)[1])["logprobs_request"]["top_logprobs"] == config.LOGPROBS_TOP
 
 
 def test_logprobs_only_for_openai_compatible_servers(tmp_path):
     with pytest.raises(C.CollectionError, match="OpenAI-compatible"):
-        C.collect(CELL, "anthropic", "claude-x", tmp_path, base_url="http://127.0.0.1:9", dry_run=True,
+        C.collect(PARSED, "anthropic", "claude-x", tmp_path, base_url="http://127.0.0.1:9", dry_run=True,
                   answer_format="logprobs")
 
 
@@ -123,7 +124,7 @@ def test_logprobs_only_for_openai_compatible_servers(tmp_path):
 def replay_collect(tmp_path: Path, level: str, released: pd.DataFrame, samples: int) -> pd.DataFrame:
     """The released records of one SN 12 cell asked through :func:`analysis.collection.collect` (replay subject,
     counterfactual arms) with ``samples`` answers per prompt; returns the written records, normalised."""
-    cell = supplement.REGEN_CELLS[level]
+    cell = parse_cell(supplement.REGEN_CELLS[level])
     jobs = [jb for jb in C.job_list(cell) if jb.arm in ("cf_a1", "cf_a0")]
     subject = C.ReplaySubject.from_records(f"deepseek-v4.1-{level}-r{samples}", cell, released)
     res = C.collect(cell, "replay", subject.model, tmp_path, jobs=jobs, subject=subject, samples=samples,
@@ -220,12 +221,12 @@ def simulated_v1_ledger(path: Path, jobs: list, subject) -> str:
 
 def test_a_schema_1_ledger_is_migrated_and_its_answers_become_sample_0(tmp_path):
     sim = C.SimulatedSubject.preset("numeric-reader")
-    jobs = [jb for jb in C.job_list(CELL) if jb.pair_id < 2]
+    jobs = [jb for jb in C.job_list(PARSED) if jb.pair_id < 2]
     path = tmp_path / C.LEDGER_NAME
     key = simulated_v1_ledger(path, jobs, sim)
     C.check_ledger(path)  # read-only check accepts schema 1
     # the dry run reads a schema-1 ledger as it is: its answers are sample 0, sample 1 is still to ask
-    p = C.collect(CELL, "simulated", "numeric-reader", tmp_path, jobs=jobs, dry_run=True, samples=2)
+    p = C.collect(PARSED, "simulated", "numeric-reader", tmp_path, jobs=jobs, dry_run=True, samples=2)
     assert (p.n_jobs, p.n_persisted, p.n_calls, p.samples) == (2 * len(jobs), len(jobs), len(jobs), 2)
     led = C.Ledger(path)
     try:
@@ -245,14 +246,14 @@ def test_a_schema_1_ledger_is_migrated_and_its_answers_become_sample_0(tmp_path)
 
 
 def test_samples_resume_asks_only_the_missing_samples_and_pays_none_twice(tmp_path):
-    jobs = [jb for jb in C.job_list(CELL) if jb.pair_id < 2]
+    jobs = [jb for jb in C.job_list(PARSED) if jb.pair_id < 2]
     with FakeOpenAI() as srv:
         kw = dict(base_url=srv.url, jobs=jobs, concurrency=4, progress=False, policy=FAST)
-        r2 = C.collect(CELL, "openai", "local-model", tmp_path, samples=2, **kw)
+        r2 = C.collect(PARSED, "openai", "local-model", tmp_path, samples=2, **kw)
         assert (r2.n_jobs, r2.n_requested_jobs, srv.count) == (2 * len(jobs), 2 * len(jobs), 2 * len(jobs))
-        again = C.collect(CELL, "openai", "local-model", tmp_path, samples=2, **kw)
+        again = C.collect(PARSED, "openai", "local-model", tmp_path, samples=2, **kw)
         assert again.n_requested_jobs == 0 and srv.count == 2 * len(jobs)  # nothing asked twice
-        r3 = C.collect(CELL, "openai", "local-model", tmp_path, samples=3, **kw)
+        r3 = C.collect(PARSED, "openai", "local-model", tmp_path, samples=3, **kw)
         assert r3.n_requested_jobs == len(jobs) and srv.count == 3 * len(jobs)  # only sample 2 of each job
         per_prompt = pd.Series([jb.prompt_sha256 for jb in jobs]).value_counts()  # some jobs share a prompt
         assert srv.ok_by_sha() == {sha: 3 * int(n) for sha, n in per_prompt.items()}
@@ -264,10 +265,10 @@ def test_samples_resume_asks_only_the_missing_samples_and_pays_none_twice(tmp_pa
 
 
 def test_the_dry_run_prices_every_sample(tmp_path):
-    jobs = [jb for jb in C.job_list(CELL) if jb.pair_id < 3]
+    jobs = [jb for jb in C.job_list(PARSED) if jb.pair_id < 3]
     kw = dict(jobs=jobs, dry_run=True, price=(1.0, 4.0), base_url="http://127.0.0.1:9/v1")
-    one = C.collect(CELL, "openai", "local-model", tmp_path, **kw)
-    five = C.collect(CELL, "openai", "local-model", tmp_path, samples=5, **kw)
+    one = C.collect(PARSED, "openai", "local-model", tmp_path, **kw)
+    five = C.collect(PARSED, "openai", "local-model", tmp_path, samples=5, **kw)
     assert (five.n_jobs, five.n_calls) == (5 * one.n_jobs, 5 * one.n_calls)
     assert_allclose([five.cost_usd, five.cost_cap_usd, five.input_tokens],
                     [5 * one.cost_usd, 5 * one.cost_cap_usd, 5 * one.input_tokens], rtol=1e-12)
@@ -277,7 +278,7 @@ def test_the_dry_run_prices_every_sample(tmp_path):
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True])
 def test_samples_must_be_a_whole_number_of_at_least_one(tmp_path, bad):
     with pytest.raises(C.CollectionError, match="--samples"):
-        C.collect(CELL, "simulated", "numeric-reader", tmp_path, dry_run=True, samples=bad)
+        C.collect(PARSED, "simulated", "numeric-reader", tmp_path, dry_run=True, samples=bad)
 
 
 def test_cli_collect_samples(tmp_path, capsys):
@@ -295,13 +296,13 @@ def test_cli_collect_samples(tmp_path, capsys):
 
 def test_batch_custom_id_carries_the_sample_and_export_import_round_trips(tmp_path):
     from fake_batch_servers import write_vllm_output
-    jobs = C.with_samples([jb for jb in C.job_list(CELL) if jb.pair_id < 2], 2)
-    subject = C.make_subject("openai", "Qwen/Qwen3-8B", CELL, base_url="http://127.0.0.1:8000/v1")
+    jobs = C.with_samples([jb for jb in C.job_list(PARSED) if jb.pair_id < 2], 2)
+    subject = C.make_subject("openai", "Qwen/Qwen3-8B", None, base_url="http://127.0.0.1:8000/v1")
     key, _ = C.request_key(subject)
     ids = [B.custom_id(jb, key) for jb in jobs]
     n = len(jobs) // 2
     assert len(set(ids)) == len(jobs) and all(len(i) <= 64 for i in ids)
-    assert ids[:n] == [B.custom_id(jb, key) for jb in C.job_list(CELL)[:n]]  # sample 0 keeps its old id
+    assert ids[:n] == [B.custom_id(jb, key) for jb in C.job_list(PARSED)[:n]]  # sample 0 keeps its old id
     assert all(i.endswith("_s1") for i in ids[n:])
     req, out = tmp_path / "requests.jsonl", tmp_path / "results.jsonl"
     assert F.export_batch(req, jobs, subject, tmp_path / C.LEDGER_NAME) == len(jobs)
@@ -326,7 +327,7 @@ def smoke_audit(out: Path, **kw):
 
 def test_simulated_samples_are_independent_draws_that_approach_the_choice_probability():
     sim = C.SimulatedSubject.preset("numeric-reader")
-    jobs = [jb for jb in C.job_list(CELL) if jb.pair_id < 4]
+    jobs = [jb for jb in C.job_list(PARSED) if jb.pair_id < 4]
     many = C.with_samples(jobs, 400)
     rec = pd.DataFrame(
         [{"arm": jb.arm, "pair_id": jb.pair_id, "i": jb.i, "j": jb.j, "order": jb.order,
@@ -412,6 +413,6 @@ def test_estimate_reads_a_records_file_with_samples(tmp_path, capsys):
     assert cli.main(["estimate", "--cell", CELL, "--records", str(path)]) == 0
     got = json.loads(capsys.readouterr().out)
     rec = records.normalise(pd.read_csv(path), CELL)
-    eff = estimators.pair_effects(rec, truth(parse_cell(CELL))).dropna()
+    eff = estimators.pair_effects(rec, truth(PARSED)).dropna()
     assert_allclose(got["pse_pp"], 100 * eff["pse"].mean(), atol=1e-6)  # the CLI rounds to 6 decimals
     assert got["n_calls"] == 4 * 594

@@ -7,6 +7,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 from analysis import supplement
+from analysis.cells import parse_cell
 from analysis.estimators import pair_pse
 from analysis.records import load_records
 
@@ -59,7 +60,7 @@ def test_cluster_counts_resample_within_each_draw():
 def test_replacement_ame_reproduces_paired_estimate_sonnet_k12():
     """Table 8 row 1 (point, P values) and the paper's statement that the AME equals the paired PSE."""
     row = supplement.logistic_effect(supplement.model_frames("sonnet", 12, False), draws=40)
-    pse = pair_pse(load_records("sonnet", "k12_LH_neutral_absent_zero")).mean() * 100
+    pse = pair_pse(load_records("sonnet", parse_cell("k12_LH_neutral_absent_zero"))).mean() * 100
     assert_allclose(row["effect_pp"], pse, atol=1e-6)
     assert row["p"] == pytest.approx(7.7e-9, rel=0.01)
     assert row["order_coef"] == pytest.approx(-0.697, abs=5e-4)

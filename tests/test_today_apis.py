@@ -23,11 +23,13 @@ from fake_batch_servers import FakeBatchServer  # noqa: E402
 from fake_servers import NO_SAMPLING_FROM, SAMPLING, FakeAnthropic, FakeOpenAI, stored_answers  # noqa: E402
 
 from analysis import cli, paths  # noqa: E402
+from analysis.cells import parse_cell  # noqa: E402
 from analysis import collection as C  # noqa: E402
 from analysis.collection.subjects import sampling as S  # noqa: E402
 from analysis.collection.subjects.sdk import settings_for  # noqa: E402
 
 CELL = "k12_LH_neutral_absent_zero"  # no examples: short prompts
+PARSED = parse_cell(CELL)  # the tests are a boundary: the id parsed once, here
 KEY = "fake-key-SENTINEL-20a1"
 CURRENT = "claude-sonnet-5-5"  # a current model of the pinned SDK's list (anthropic.types.Model)
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
@@ -139,12 +141,12 @@ def test_a_claude_audit_against_the_current_api_sends_no_sampling_parameter_and_
 
 def test_an_older_api_version_takes_the_papers_temperature_zero(tmp_path):
     with FakeAnthropic(api_version="2023-06-01") as srv:
-        res = C.collect(CELL, "anthropic", CURRENT, tmp_path, base_url=srv.url, jobs=C.job_list(CELL)[:4],
+        res = C.collect(PARSED, "anthropic", CURRENT, tmp_path, base_url=srv.url, jobs=C.job_list(PARSED)[:4],
                         concurrency=1, progress=False, settings={"anthropic_version": "2023-06-01"})
         bodies = [r["body"] for r in srv.requests]
         assert res.complete and srv.refused == [] and set(srv.versions) == {"2023-06-01"}
     assert all(b["temperature"] == 0 and "anthropic_version" not in b for b in bodies)
-    subject = C.make_subject("anthropic", CURRENT, CELL, base_url=srv.url, settings={"anthropic_version": "2023-06-01"})
+    subject = C.make_subject("anthropic", CURRENT, None, base_url=srv.url, settings={"anthropic_version": "2023-06-01"})
     got = subject.sampling()
     assert (got["temperature_settable"], got["sampling"], got["tool_choice_forced"]) == (True, "temperature 0", False)
     subject.close()
@@ -197,11 +199,11 @@ def test_a_claude_55_audit_offers_the_tool_with_auto_choice_and_the_card_says_so
 
 def test_a_model_that_takes_a_forced_choice_still_gets_the_protocols(tmp_path):
     with FakeAnthropic(models=["claude-sonnet-5"]) as srv:
-        res = C.collect(CELL, "anthropic", "claude-sonnet-5", tmp_path, base_url=srv.url,
-                        jobs=C.job_list(CELL)[:2], concurrency=1, progress=False)
+        res = C.collect(PARSED, "anthropic", "claude-sonnet-5", tmp_path, base_url=srv.url,
+                        jobs=C.job_list(PARSED)[:2], concurrency=1, progress=False)
         bodies = [r["body"] for r in srv.requests]
     assert res.complete and all(b["tool_choice"] == {"type": "tool", "name": "choose"} for b in bodies)
-    subject = C.make_subject("anthropic", "claude-sonnet-5", CELL, base_url=srv.url)
+    subject = C.make_subject("anthropic", "claude-sonnet-5", None, base_url=srv.url)
     assert subject.sampling()["tool_choice_forced"] is True
     subject.close()
 
@@ -358,9 +360,9 @@ def test_a_batch_request_refused_for_a_sampling_parameter_is_one_line_and_never_
 def test_a_pinned_older_api_version_goes_on_the_batch_and_takes_temperature_zero(tmp_path):
     from analysis.collection import batch as B
 
-    jobs = C.job_list(CELL)[:6]
+    jobs = C.job_list(PARSED)[:6]
     with FakeBatchServer() as srv:
-        subject = C.make_subject("anthropic", CURRENT, CELL, base_url=srv.url,
+        subject = C.make_subject("anthropic", CURRENT, None, base_url=srv.url,
                                  settings={"anthropic_version": "2023-06-01"})
         res = B.collect_batch(jobs, subject, tmp_path, opts=B.BatchOptions(poll_interval=0.02), progress=False)
         subject.close()

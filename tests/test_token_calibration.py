@@ -34,8 +34,8 @@ def test_local_factor_is_the_one_measured_on_the_committed_card():
 
 def test_estimate_is_calibrated_for_a_local_endpoint_only():
     job = jobs_of(battery_conditions("smoke")[1])[0]  # an 80-example prompt
-    local = C.make_subject("openai", "smollm2-135m", job.cell, base_url="http://127.0.0.1:8080/v1", api_key_env="NONE_SET")
-    hosted = C.make_subject("openai", "gpt-x", job.cell, base_url="https://api.example.org/v1", api_key_env="PATH")
+    local = C.make_subject("openai", "smollm2-135m", None, base_url="http://127.0.0.1:8080/v1", api_key_env="NONE_SET")
+    hosted = C.make_subject("openai", "gpt-x", None, base_url="https://api.example.org/v1", api_key_env="PATH")
     assert C.endpoint_kind(local) == "local" and C.endpoint_kind(hosted) == "openai"
     raw = C.raw_input_estimate(job.prompt, "openai")
     assert C.estimate_tokens(job.prompt, hosted)[0] == C.estimate_tokens(job.prompt, local)[0] == raw  # the budget's

@@ -78,7 +78,7 @@ def test_cue_specific_is_recovered(coverage, sims):
 def test_known_truth_matches_the_subjects_own_draws():
     """The vectorised design gives the per-pair PSE the panel computes from the subject's records."""
     subj = S.subject("cue-specific", seed=3)
-    table = cues.job_table(CELL, "numeric")
+    table = cues.job_table(PARSED, "numeric")
     rec = VR.records_from_answers(table, [subj.choose(p, s) for p, s in zip(table["prompt"], table["prompt_sha256"])])
     W, pairs = T.decision_design(table)
     np.testing.assert_allclose(rec["picked_i"].to_numpy() @ W, estimators.pair_pse(rec).reindex(pairs).to_numpy())
@@ -96,7 +96,7 @@ def test_subjects_extend_the_collection_subject():
     plain = C.SimulatedSubject(C.SimulatedParams(proxy_weight=0.5, level_weight=0.3))
     mine = S.CueSubject(S.CueParams(proxy_weight=0.5, level_weight=0.3))
     for display in ("numeric", "ordered"):
-        t = cues.job_table(CELL, display)
+        t = cues.job_table(PARSED, display)
         for prompt in t["prompt"].iloc[:20]:
             assert mine.probability_first(prompt) == pytest.approx(plain.probability_first(prompt))
     with pytest.raises(C.CollectionError, match="unknown validity subject"):
@@ -105,10 +105,10 @@ def test_subjects_extend_the_collection_subject():
 
 def test_probe_answers_of_the_simulated_subject():
     subj = S.subject("acts-not-associates")
-    t = cues.probe_table(CELL, "numeric", "abstain")
+    t = cues.probe_table(PARSED, "numeric", "abstain")
     answers = [subj.probe_answer(p, s) for p, s in zip(t["prompt"], t["prompt_sha256"])]
     assert set(answers) <= {0, 1, 2} and 0.45 < np.mean([a == 0 for a in answers]) < 0.75
-    forced = cues.probe_table(CELL, "numeric", "forced")
+    forced = cues.probe_table(PARSED, "numeric", "forced")
     assert all(subj.probe_probabilities(p)[1] == 0 for p in forced["prompt"].iloc[:10])
 
 
@@ -150,12 +150,12 @@ def test_pair_correlation_recovers_a_known_correlation():
 
 
 def test_cue_rows_use_the_judgment_and_the_cue_references():
-    assert P.cue_reference(CELL, "numeric")["reference_pp"] == pytest.approx(0.0)
-    assert P.cue_reference(CELL, "ordered")["reference_pp"] == pytest.approx(-5.05, abs=0.005)
-    assert P.cue_reference(CELL, "numeric:assay") == P.cue_reference(CELL, "narrative")
-    assert P.cue_reference("k12_LH_neutral_absent_zero", "ordered")["reference"] == "fullinfo"
+    assert P.cue_reference(PARSED, "numeric")["reference_pp"] == pytest.approx(0.0)
+    assert P.cue_reference(PARSED, "ordered")["reference_pp"] == pytest.approx(-5.05, abs=0.005)
+    assert P.cue_reference(PARSED, "numeric:assay") == P.cue_reference(PARSED, "narrative")
+    assert P.cue_reference(parse_cell("k12_LH_neutral_absent_zero"), "ordered")["reference"] == "fullinfo"
     subj = S.subject("acts-not-associates")
-    t = cues.job_table(CELL, "ordered")
+    t = cues.job_table(PARSED, "ordered")
     rec = VR.records_from_answers(t, [subj.choose(p, s) for p, s in zip(t["prompt"], t["prompt_sha256"])])
     row = P.cue_row(PARSED, "ordered", rec, draws=1000)
     j = judge(row["pse_pp"], row["pse_ci"], row["reference_pp"])
@@ -168,7 +168,7 @@ def test_cue_rows_use_the_judgment_and_the_cue_references():
 # --- probe statistics ---------------------------------------------------------------------------------
 
 def test_association_auc_and_abstention_on_known_records():
-    t = cues.probe_table(CELL, "numeric", "abstain").iloc[:40]
+    t = cues.probe_table(PARSED, "numeric", "abstain").iloc[:40]
     perfect = Q.association(Q.records(t, t["group_a_patient"]), draws=500)
     assert perfect["association_auc"] == 1.0 and perfect["abstain_rate"] == 0
     assert 0 < perfect["p_value"] <= 1 / 500  # zero variance: never p = 0 (issue 22)
@@ -221,7 +221,7 @@ def test_replication_verdicts():
     out = R.replication_rows(rows)
     assert out[0]["replication"] == R.DEPENDENT and out[0]["replicates"] == ["a", "b"]
     assert R.replication_verdict(["excess", "excess", "excess"]) == R.STABLE
-    assert R.replicate_cells("k12_LH_neutral_learned_zero_s5") == [
+    assert [c.id for c in R.replicate_cells(parse_cell("k12_LH_neutral_learned_zero_s5"))] == [
         "k12_LH_neutral_learned_zero_s20001", "k12_LH_neutral_learned_zero_s20002"]
 
 

@@ -22,7 +22,7 @@ N_SEEDS = 60  # the full study (>= 200 seeds) is notebook 09's
 
 
 def _records(subject, cue, n_pairs=None):
-    t = cues.job_table(CELL, cue)
+    t = cues.job_table(PARSED, cue)
     if n_pairs is not None:
         t = t[t["pair_id"] < n_pairs].reset_index(drop=True)
     return VR.records_from_answers(t, [subject.choose(p, s) for p, s in zip(t["prompt"], t["prompt_sha256"])])
@@ -32,7 +32,7 @@ def test_deterministic_proxy_ignoring_subject_is_never_called_excess():
     """It got "excess +5.05 [5.05, 5.05]" under ordered and arbitrary: the learner's -5.05 pp taken as exact."""
     subj = CA.ignores_proxies(noise_scale=1e-3)
     recs = {c: _records(subj, c) for c in ("numeric", "ordered", "arbitrary")}
-    pan = P.panel(CELL, recs, draws=2000)
+    pan = P.panel(PARSED, recs, draws=2000)
     for row in pan["rows"]:
         assert row["pse_pp"] == 0 and row["pse_ci"] == [0.0, 0.0]  # deterministic: PSE exactly 0 on every pair
         assert row["verdict"] not in ("excess", "shortfall"), row
@@ -56,19 +56,19 @@ def test_cue_specific_is_not_cue_robust_at_ten_pairs():
 def test_two_pairs_are_too_few_to_judge():
     subj = S.subject("cue-specific")
     recs = {c: _records(subj, c, n_pairs=2) for c in ("numeric", "numeric:assay")}
-    pan = P.panel(CELL, recs, draws=500)
+    pan = P.panel(PARSED, recs, draws=500)
     assert all(r["verdict"] == intervals.TOO_FEW for r in pan["rows"])
     assert pan["convergence"]["heterogeneity"]["verdict"] in (intervals.TOO_FEW, "")
 
 
 def test_reference_draws_refit_the_learner_on_resampled_examples():
     for cue in ("numeric", "ordered", "label"):
-        ref = P.cue_reference(CELL, cue)
+        ref = P.cue_reference(PARSED, cue)
         kind = ref["reference_kind"]
         np.testing.assert_allclose(100 * P.RF.pair_shifts(PARSED, kind).mean(), ref["reference_pp"], atol=1e-9)
         d = 100 * P.RF.shift_draws(PARSED, cue, 400).mean(axis=1)
         assert d.std() > 1.0  # a learner of 80 examples: its PSE varies by pp over example resamples
-    np.testing.assert_allclose(P.cue_reference(CELL, "ordered")["reference_pp"], -5.0505, atol=1e-3)
+    np.testing.assert_allclose(P.cue_reference(PARSED, "ordered")["reference_pp"], -5.0505, atol=1e-3)
     assert P.RF.true_reference_pp(PARSED) == 0.0
 
 
@@ -89,7 +89,7 @@ def test_split_half_reliability_and_the_ceiling():
 def test_cue_specific_convergence_is_read_against_its_ceiling():
     """True r = 1 between numeric and narrative; the raw r is far lower, the ceiling says why."""
     subj = S.subject("cue-specific")
-    pan = P.panel(CELL, {c: _records(subj, c) for c in ("numeric", "narrative")}, draws=1000)
+    pan = P.panel(PARSED, {c: _records(subj, c) for c in ("numeric", "narrative")}, draws=1000)
     pr = pan["convergence"]["pairwise_r"][0]
     assert pr["ceiling"] < 0.6 and pr["r"] < pr["ceiling"] + 0.2
     assert abs(pr["r_disattenuated"]) > abs(pr["r"])

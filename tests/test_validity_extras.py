@@ -12,14 +12,15 @@ from analysis.validity import confounds as CF
 from analysis.validity import run as VR
 
 CELL = "k12_LH_neutral_learned_zero"
+PARSED = parse_cell(CELL)  # the tests are the boundary: parsed once
 
 
 def test_blind_table_shows_the_task_fields_only():
-    t = cues.blind_table(parse_cell(CELL))
+    t = cues.blind_table(PARSED)
     assert len(t) == 2 * 99 and set(t["arm"]) == {cues.BLIND_ARM} and t["prompt_sha256"].is_unique
     names = [n for v in cues.vocabularies("neutral").values() for n in v]
     assert not any(n in t["prompt"].iloc[0] for n in names) and cues.GROUP_FIELD + ":" not in t["prompt"].iloc[0]
-    num = cues.job_table(CELL, "numeric")
+    num = cues.job_table(PARSED, "numeric")
     a = num[(num["arm"] == "cf_a1") & (num["pair_id"] == 0) & (num["order"] == 0)]["prompt"].iloc[0]
     b = t[(t["pair_id"] == 0) & (t["order"] == 0)]["prompt"].iloc[0]
     task = [ln for ln in a.rpartition("NEW PATIENTS:")[2].splitlines() if ln.strip().split(":")[0] in config.TASK_NAMES]
@@ -41,15 +42,15 @@ def test_deviations_and_discriminant_validity_on_known_records():
 
 
 def test_competence_counts_calls_that_rank_by_true_risk():
-    t = cues.job_table(CELL, "numeric")
+    t = cues.job_table(PARSED, "numeric")
     from analysis.references import reference_pairs
-    rp = reference_pairs(CELL).set_index(["i", "j"])
+    rp = reference_pairs(PARSED).set_index(["i", "j"])
     truth = {"cf_a1": rp["fullinfo_a1"], "cf_a0": rp["fullinfo_a0"], "factual": rp["truth"]}
     rec = t[["arm", "pair_id", "i", "j", "order"]].copy()
     rec["picked_i"] = [float(truth[a].loc[(i, j)]) for a, i, j in zip(rec["arm"], rec["i"], rec["j"])]
-    c = B.competence(CELL, rec)
+    c = B.competence(PARSED, rec)
     assert c["accuracy"] == 1.0 and c["n_calls"] == len(t) and c["accuracy_ci"][1] == 1.0 and c["judged"] == ""
-    few = B.competence(CELL, rec[rec["pair_id"] < 2])
+    few = B.competence(PARSED, rec[rec["pair_id"] < 2])
     assert few["judged"] == "too few pairs to judge"
 
 
@@ -72,7 +73,7 @@ def test_outcome_model_recovers_a_known_coefficient():
 
 
 def test_readability_of_the_renderings_differs_by_cue():
-    f = CF.rendering_features({c: cues.job_table(CELL, c).iloc[:8] for c in ("numeric", "narrative", "ordered")})
+    f = CF.rendering_features({c: cues.job_table(PARSED, c).iloc[:8] for c in ("numeric", "narrative", "ordered")})
     f = f.set_index("cue")
     assert f.loc["narrative", "fk_grade"] > f.loc["numeric", "fk_grade"]
     assert f.loc["ordered", "words"] > f.loc["numeric", "words"]  # "level N" is two words

@@ -32,7 +32,7 @@ from .. import collection as C
 from .. import config, records, representation
 from .. import estimators as E
 from ..battery import learner_x, summary_row
-from ..cells import Cell, parse_cell
+from ..cells import Cell
 from ..judgments import PAPER_METHOD, judge, judge_joint, reference_pair_draws, reference_pair_point
 from ..population import pairs as cell_pairs
 from ..population import truth
@@ -196,8 +196,7 @@ def tracking_section(sweep: dict[str, pd.DataFrame], draws: int = config.BOOTSTR
     90% interval (paper §4.4).
     """
     x = learner_x()
-    out: dict = {"learner_pse_pp": [float(v) for v in x], "levels": [float(parse_cell(sweep_cell("neutral", lv)).beta)
-                                                                       for lv in SWEEP_LEVELS],
+    out: dict = {"learner_pse_pp": [float(v) for v in x], "levels": [float(b) for b in config.SWEEP_BETAS],
                  "fits": {}, "pooled": None}
     for n, Y in sweep.items():
         f = E.tracking_fit(Y.to_numpy(), x, draws=draws)
@@ -219,6 +218,10 @@ def tracking_section(sweep: dict[str, pd.DataFrame], draws: int = config.BOOTSTR
     return out
 
 
+#: the representation control's ordered-label condition, whose references the display section reports (made once)
+_REP_ORDERED = Condition(REP_CELL, "ordered")
+
+
 def display_section(recs: dict[str, pd.DataFrame], draws: int = config.BOOTSTRAP_DRAWS) -> dict | None:
     """Ordered and arbitrary labels, their paired difference and the 5-pp margin (paper §2.3, §4.6).
 
@@ -235,8 +238,8 @@ def display_section(recs: dict[str, pd.DataFrame], draws: int = config.BOOTSTRAP
     ivs = {k: _interval(v, draws) for k, v in per.items()}
     d = _interval(paired(per["ordered"], per["arbitrary"]), draws)
     margin = config.REPRESENTATION_MARGIN_PP
-    out = {"margin_pp": margin, "fullinfo_pse_pp": condition_references(Condition(REP_CELL, "ordered"))["fullinfo_pse_pp"],
-           "learner_pse_pp": condition_references(Condition(REP_CELL, "ordered"))["learner_pse_pp"]}
+    ref = condition_references(_REP_ORDERED)
+    out = {"margin_pp": margin, "fullinfo_pse_pp": ref["fullinfo_pse_pp"], "learner_pse_pp": ref["learner_pse_pp"]}
     for k, iv in ivs.items():
         out[f"{k}_pp"] = iv["effect_pp"]
         out[f"{k}_ci"] = [iv["lo_pp"], iv["hi_pp"]]

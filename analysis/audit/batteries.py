@@ -50,11 +50,13 @@ class Condition:
     #: the first ``n_pairs`` pairs of the cell only (None: all; the smoke battery's ``--pairs``)
     n_pairs: int | None = None
     #: the :class:`~analysis.cells.Cell` of ``cell``, parsed once when the condition is made (the audit's
-    #: boundary, STYLE 3): everything below the audit takes it
-    parsed: Cell = dataclasses.field(init=False, repr=False, compare=False)
+    #: boundary, STYLE 3): everything below the audit takes it. A copy (``dataclasses.replace``) with the
+    #: same ``cell`` carries it over unparsed
+    parsed: Cell = dataclasses.field(default=None, repr=False, compare=False, kw_only=True)
 
     def __post_init__(self):
-        object.__setattr__(self, "parsed", parse_cell(self.cell))
+        if self.parsed is None or self.parsed.id != self.cell:
+            object.__setattr__(self, "parsed", parse_cell(self.cell))
 
     @property
     def key(self) -> str:
@@ -100,7 +102,8 @@ def _core() -> list[Condition]:
     control (ordered and arbitrary labels of ``k12_LH_neutral_learned_zero``)."""
     conds = [Condition(f"k12_LH_{n}_{ex}_zero", "numeric", "zero") for ex in ("absent", "learned") for n in NAME_SETS]
     conds += [Condition(sweep_cell(n, lv), "numeric", "sweep") for lv in SWEEP_LEVELS[1:] for n in NAME_SETS]
-    conds += [Condition(REP_CELL, d, "display") for d in ("ordered", "arbitrary")]
+    rep = next(c.parsed for c in conds if c.cell == REP_CELL)  # parsed once for its three displays
+    conds += [Condition(REP_CELL, d, "display", parsed=rep) for d in ("ordered", "arbitrary")]
     return conds
 
 
@@ -118,7 +121,11 @@ def _smoke() -> list[Condition]:
 def _validity() -> list[Condition]:
     """The audit engine's part of the validity battery (construct validity, beyond the paper's protocol;
     :mod:`analysis.validity`): the paper's cues in three displays of both name sets, and seed replications."""
-    return [Condition(cell, display, "validity") for cell, display in validity_card.engine_conditions()]
+    conds, parsed = [], {}
+    for cell, display in validity_card.engine_conditions():
+        conds.append(Condition(cell, display, "validity", parsed=parsed.get(cell)))
+        parsed[cell] = conds[-1].parsed  # each cell id parsed once for all its displays
+    return conds
 
 
 #: every battery by name (a study adds its own with one line here)

@@ -185,7 +185,7 @@ def factual_probabilities(rec: pd.DataFrame, cond: Condition) -> pd.DataFrame:
     out = pd.DataFrame(index=p.index)
     for o in (0, 1):
         out[f"p1_o{o}"] = p[o] if o in p else np.nan
-    out["truth"] = truth(cond.cell).reindex(out.index).to_numpy()
+    out["truth"] = truth(cond.parsed).reindex(out.index).to_numpy()
     return out
 
 

@@ -19,7 +19,6 @@ import numpy as np
 from .. import collection as C
 from .. import config
 from ..learners import ReferenceLearner
-from .batteries import REP_CELL
 
 DRY_RUN_KEY = "no-key-needed-for-a-dry-run-7c1e"
 _TRAIN = "TRAINING CASES (format: "
@@ -169,7 +168,7 @@ def subject_factory(provider: str, model: str, *, base_url: str | None = None, a
                            answer_format=answer_format)
 
     def make() -> C.Subject:
-        return C.make_subject(provider, model, REP_CELL, base_url=base_url, api_key_env=api_key_env, timeout=timeout,
+        return C.make_subject(provider, model, None, base_url=base_url, api_key_env=api_key_env, timeout=timeout,
                               settings=settings, answer_format=answer_format)
 
     make().close()  # checks the key now

@@ -20,7 +20,7 @@ from .cells import (GATE1_SUMMARY, LEVELS, MODEL_NAMES, MODELS, NAME_SETS, REPLI
                     battery_cells, cell_result, cell_table, dimension_table, dimension_table_cells,
                     example_correlation_table, example_count_summary, example_count_table, example_proxy_correlation,
                     example_structure_table, excess_judgments, reference_cells, structure_cell, summary_row,
-                    sweep_cell, sweep_pairs, sweep_references)
+                    sweep_cell, sweep_level_cell, sweep_pairs, sweep_references)
 from .claims import claim_values
 from .reliance import (COUPLING_SEED, DIMENSION_CELLS, FROZEN_POLICY_ORDER, INTERACTION_MODELS, INTERACTION_SEED,
                        PAIR_PERMUTATION_SEED, coupling_partial_correlation, dimension_interaction, frozen_policy_table,

@@ -16,7 +16,7 @@ import pandas as pd
 
 from .. import config, data
 from .. import estimators as E
-from ..cells import Cell, parse_cell
+from ..cells import Cell, expect_cell, parse_cell
 from ..judgments import judge
 from ..population import examples
 from ..records import NotReleased, load_records
@@ -39,17 +39,28 @@ def sweep_cell(names: str, level: str, seed: int | None = None) -> str:
     return f"k12_LH_{names}_learned_{level}" + (f"_s{seed}" if seed else "")
 
 
+def sweep_level_cell(names: str, level: str, seed: int | None = None) -> Cell:
+    """The :class:`~analysis.cells.Cell` of :func:`sweep_cell`, built field by field (nothing parsed).
+
+    >>> sweep_level_cell("social", "info_b045", 20001).id == sweep_cell("social", "info_b045", 20001)
+    True
+    """
+    zero = Cell(k=12, corner="LH", names=names, examples="learned", proxies="zero", seed=seed or None)
+    beta = dict(zip(LEVELS, config.SWEEP_BETAS))[level]
+    return zero if level == "zero" else zero.with_(proxies="info", sweep_beta=beta)
+
+
 @functools.lru_cache(maxsize=1)
 def _gate1() -> pd.DataFrame:
     return data.read_csv(GATE1_SUMMARY)
 
 
-def summary_row(cell) -> dict:
+def summary_row(cell: Cell) -> dict:
     """A Sonnet LH no-example cell from the released condition summary (summary level).
 
     Returns ``error_pct, pse_pp, pse_ci, n_pairs, missing_rate`` as the summary states them.
     """
-    c = parse_cell(cell)
+    c = expect_cell(cell)
     if c.has_examples or c.corner != "LH" or c.seed or c.sweep_beta:
         raise ValueError(f"no condition summary for cell {c.id}")
     g = _gate1()
@@ -62,7 +73,7 @@ def summary_row(cell) -> dict:
 @functools.lru_cache(maxsize=None)
 def sweep_pairs(model: str, names: str, seed: int | None = None) -> pd.MultiIndex:
     """Pairs whose PSE is resolved at all four sweep levels (Table 23 caption; spec §9.3)."""
-    per = [E.pair_pse(load_records(model, sweep_cell(names, lv, seed))) for lv in LEVELS]
+    per = [E.pair_pse(load_records(model, sweep_level_cell(names, lv, seed))) for lv in LEVELS]
     return E.resolved_at_all_levels(per).columns
 
 
@@ -98,7 +109,7 @@ def _cell_result(model: str, c: Cell, pse_seed: int) -> dict:
     return out
 
 
-def cell_result(model: str, cell, pse_seed: int = config.CELL_PSE_SEED) -> dict:
+def cell_result(model: str, cell: Cell, pse_seed: int = config.CELL_PSE_SEED) -> dict:
     """One row of a cell table: error, PSE [interval], both references, regret and excesses.
 
     Sweep cells use the pairs resolved at all four levels for the PSE, as the Table 23 caption
@@ -106,7 +117,7 @@ def cell_result(model: str, cell, pse_seed: int = config.CELL_PSE_SEED) -> dict:
     97 on its own). A Sonnet
     no-example LH cell without per-call records comes from the condition summary (``source``).
     """
-    return dict(_cell_result(model, parse_cell(cell), pse_seed))
+    return dict(_cell_result(model, expect_cell(cell), pse_seed))
 
 
 def battery_cells(model: str) -> list[str]:
@@ -125,7 +136,7 @@ def battery_cells(model: str) -> list[str]:
 
 def cell_table(model: str) -> pd.DataFrame:
     """Table 23 (Sonnet) or Table 24/25/26 (DeepSeek/Qwen/GPT) as a tidy DataFrame."""
-    return pd.DataFrame([cell_result(model, c) for c in battery_cells(model)])
+    return pd.DataFrame([cell_result(model, parse_cell(c)) for c in battery_cells(model)])
 
 
 def all_cell_results() -> pd.DataFrame:
@@ -139,7 +150,7 @@ def dimension_table() -> pd.DataFrame:
     for ex in ("learned", "absent"):
         for k, corner in ((6, "LH"), (6, "HH"), (12, "LH"), (18, "LH"), (18, "HH")):
             for n in NAME_SETS:
-                rows.append(cell_result("sonnet", f"k{k}_{corner}_{n}_{ex}_zero"))
+                rows.append(cell_result("sonnet", parse_cell(f"k{k}_{corner}_{n}_{ex}_zero")))
     return pd.DataFrame(rows)
 
 
@@ -153,11 +164,11 @@ def example_structure_table() -> pd.DataFrame:
     rows = []
     for k in (6, 12, 18):
         for corner in ("LL", "LH", "HL", "HH"):
-            rows.append({**cell_result("sonnet", structure_cell(k, corner)), "examples_from": corner})
+            rows.append({**cell_result("sonnet", parse_cell(structure_cell(k, corner))), "examples_from": corner})
     return pd.DataFrame(rows)
 
 
-def example_proxy_correlation(cell) -> float:
+def example_proxy_correlation(cell: Cell) -> float:
     """Mean sample correlation between each displayed proxy and the example outcomes (Tables 27-28)."""
     ex = examples(cell)
     r = float(np.mean([np.corrcoef(ex.X[:, c], ex.Y)[0, 1] for c in range(ex.L, ex.L + ex.M)]))
@@ -180,7 +191,7 @@ def example_count_table() -> pd.DataFrame:
     summary = example_count_summary()
     rows = []
     for n in (12, 20, 80):
-        cell = "k12_LH_neutral_learned_zero" + ("" if n == 80 else f"_n{n}")
+        cell = parse_cell("k12_LH_neutral_learned_zero" + ("" if n == 80 else f"_n{n}"))
         rows.append({**cell_result("sonnet", cell), "n_examples": n, "proxy_outcome_r": example_proxy_correlation(cell),
                      "summary_pse_lo": float(summary.at[n, "p_lo"]), "summary_pse_hi": float(summary.at[n, "p_hi"])})
     return pd.DataFrame(rows)
@@ -191,7 +202,7 @@ def example_correlation_table() -> pd.DataFrame:
     rows = []
     for rho in ("00", "40", "70"):
         for n in NAME_SETS:
-            cell = f"k12_LH_{n}_learned_zero_r{rho}"
+            cell = parse_cell(f"k12_LH_{n}_learned_zero_r{rho}")
             rows.append({**cell_result("sonnet", cell), "correlation": int(rho) / 100,
                          "proxy_outcome_r": example_proxy_correlation(cell)})
     return pd.DataFrame(rows)
@@ -222,7 +233,7 @@ def sweep_references() -> pd.DataFrame:
     rows = []
     for seed in (None, *REPLICATION_SEEDS):
         for lv in LEVELS:
-            r = cell_references(sweep_cell("neutral", lv, seed))
+            r = cell_references(sweep_level_cell("neutral", lv, seed))
             rows.append({"seed": r["seed"], "beta": r["beta"], "learner_pse_pp": r["learner_pse_pp"],
                          "fullinfo_pse_pp": r["fullinfo_pse_pp"], "learner_error_pct": r["learner_error_pct"]})
     return pd.DataFrame(rows)
@@ -241,12 +252,12 @@ def excess_judgments() -> pd.DataFrame:
         label = f"{MODEL_NAMES[m]}" + (f", k={k}" if m == "sonnet" else "")
         for proxies in ("zero", "info"):
             for n in NAME_SETS:
-                r = cell_result(m, f"k{k}_LH_{n}_absent_{proxies}")
+                r = cell_result(m, parse_cell(f"k{k}_LH_{n}_absent_{proxies}"))
                 j = judge(r["pse_pp"], (r["pse_lo"], r["pse_hi"]), r["fullinfo_pse_pp"], "fullinfo")
                 rows.append({"panel": "no examples, vs full information", "model": m, "row": label, "k": k,
                              "names": n, "proxies": proxies, "excess_pp": j.difference_pp,
                              "lo": j.ci[0], "hi": j.ci[1], "source": r["source"], "verdict": j.verdict})
-        r = cell_result(m, f"k{k}_LH_neutral_learned_zero")
+        r = cell_result(m, parse_cell(f"k{k}_LH_neutral_learned_zero"))
         j = judge(r["pse_pp"], (r["pse_lo"], r["pse_hi"]), r["learner_pse_pp"], "learner")
         rows.append({"panel": "80 examples, vs reference learner", "model": m, "row": label, "k": k,
                      "names": "neutral", "proxies": "zero", "excess_pp": j.difference_pp,

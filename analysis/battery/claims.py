@@ -1,11 +1,13 @@
 """Every registered claim of Tables 3-5, 16, 17, 23-28, main §2.2/§2.4/§2.5 and Supplementary Notes 2, 3, 8, 16, 18."""
 from __future__ import annotations
 
+from ..cells import Cell, parse_cell
 from ..records import NotReleased
 from ..references import cell_references
 from ..registry import registry
 from .cells import (LEVELS, MODELS, NAME_SETS, battery_cells, cell_result, dimension_table, example_correlation_table,
-                    example_count_table, example_proxy_correlation, example_structure_table, sweep_cell)
+                    example_count_table, example_proxy_correlation, example_structure_table, sweep_cell,
+                    sweep_level_cell)
 from .reliance import coupling_partial_correlation, dimension_interaction, frozen_policy_table, pair_level_covariation
 from .tracking import (repeated_measurement, seed_replication_cells, seed_replication_contrasts, seed_replication_fits,
                        tracking_table)
@@ -23,11 +25,11 @@ def _cell_claims(out: dict) -> None:
     """Tables 16, 17, 23-26 and their captions (claim ids ``T<n>.<cell>.<column>``)."""
     for tn, model in ((23, "sonnet"), (24, "deepseek"), (25, "qwen"), (26, "gpt")):
         for cell in battery_cells(model):
-            r = cell_result(model, cell)
+            r = cell_result(model, parse_cell(cell))
             for col, key in _CELL_COLUMNS.items():
                 out[f"T{tn}.{cell}.{col}"] = r[key]
         for key, cell in _CAPTION_CELLS.items():
-            out[f"T{tn}.caption.fullinfo.{key}"] = cell_references(cell)["fullinfo_pse_pp"]
+            out[f"T{tn}.caption.fullinfo.{key}"] = cell_references(parse_cell(cell))["fullinfo_pse_pp"]
     for _, r in dimension_table().iterrows():
         for col, key in _CELL_COLUMNS.items():
             out[f"T16.{r['cell']}.{col}"] = r[key]
@@ -68,7 +70,7 @@ def _tracking_claims(out: dict) -> None:
         out[f"{key}.run2"], out[f"{key}.mean"] = r["run2_pse_pp"], r["mean_pse_pp"]
 
 
-def _pse(model: str, cell: str) -> float:
+def _pse(model: str, cell: Cell) -> float:
     return cell_result(model, cell)["pse_pp"]
 
 
@@ -77,12 +79,12 @@ def _main_claims(out: dict) -> None:
     others = ("deepseek", "qwen", "gpt")
     # §2.2
     for k in (6, 12, 18):
-        out[f"Main.s22.sonnet_absent_k{k}"] = _pse("sonnet", f"k{k}_LH_neutral_absent_zero")
-    absent = [_pse(m, "k12_LH_neutral_absent_zero") for m in others]
+        out[f"Main.s22.sonnet_absent_k{k}"] = _pse("sonnet", parse_cell(f"k{k}_LH_neutral_absent_zero"))
+    absent = [_pse(m, parse_cell("k12_LH_neutral_absent_zero")) for m in others]
     out["Main.s22.others_absent_k12_min"], out["Main.s22.others_absent_k12_max"] = min(absent), max(absent)
     for m in MODELS:
-        out[f"Main.s22.learned_k12.{m}"] = _pse(m, "k12_LH_neutral_learned_zero")
-    top = cell_references(sweep_cell("neutral", "info_b060"))["learner_pse_pp"]
+        out[f"Main.s22.learned_k12.{m}"] = _pse(m, parse_cell("k12_LH_neutral_learned_zero"))
+    top = cell_references(sweep_level_cell("neutral", "info_b060"))["learner_pse_pp"]
     out["Main.s22.learner_top"] = out["Main.s22.deepseek_ref_b060"] = top
     t4 = tracking_table()
     fits = t4[t4["names"] != "both"]
@@ -93,8 +95,8 @@ def _main_claims(out: dict) -> None:
     fit = repeated_measurement()["fit"]
     out["Main.s22.gpt_repeated"] = fit["gamma"]
     out["Main.s22.gpt_repeated_lo"], out["Main.s22.gpt_repeated_hi"] = fit["gamma_ci"]
-    out["Main.s22.deepseek_zero"] = _pse("deepseek", sweep_cell("neutral", "zero"))
-    out["Main.s22.deepseek_b060"] = _pse("deepseek", sweep_cell("neutral", "info_b060"))
+    out["Main.s22.deepseek_zero"] = _pse("deepseek", sweep_level_cell("neutral", "zero"))
+    out["Main.s22.deepseek_b060"] = _pse("deepseek", sweep_level_cell("neutral", "info_b060"))
     fp = frozen_policy_table().set_index(["model", "names"])
     out["Main.s22.qwen_mechanical"] = fp.loc[("qwen", "neutral"), "mechanical_pp"]
     out["Main.s22.qwen_observed"] = fp.loc[("qwen", "neutral"), "observed_pp"]
@@ -103,13 +105,15 @@ def _main_claims(out: dict) -> None:
     out["Main.s22.qwen_social_residual_lo"], out["Main.s22.qwen_social_residual_hi"] = qs["residual_lo"], qs["residual_hi"]
     out["Main.s22.frozen_excl0"] = int(((fp["residual_lo"] > 0) | (fp["residual_hi"] < 0)).sum())
     # §2.4
-    out["Main.s24.sonnet_info_k12_excess"] = cell_result("sonnet", "k12_LH_neutral_absent_info")["excess_fullinfo_pp"]
-    exc = [cell_result(m, "k12_LH_neutral_absent_info")["excess_fullinfo_pp"] for m in others]
+    info_k12 = parse_cell("k12_LH_neutral_absent_info")
+    out["Main.s24.sonnet_info_k12_excess"] = cell_result("sonnet", info_k12)["excess_fullinfo_pp"]
+    exc = [cell_result(m, info_k12)["excess_fullinfo_pp"] for m in others]
     out["Main.s24.others_info_k12_excess_min"], out["Main.s24.others_info_k12_excess_max"] = min(exc), max(exc)
-    below = [-cell_result("sonnet", f"k{k}_LH_social_absent_info")["excess_fullinfo_pp"] for k in (6, 12, 18)]
+    below = [-cell_result("sonnet", parse_cell(f"k{k}_LH_social_absent_info"))["excess_fullinfo_pp"]
+             for k in (6, 12, 18)]
     out["Main.s24.sonnet_social_info_below_min"], out["Main.s24.sonnet_social_info_below_max"] = min(below), max(below)
-    out["Main.s24.sonnet_social_absent"] = _pse("sonnet", "k12_LH_social_absent_zero")
-    out["Main.s24.sonnet_social_learned"] = _pse("sonnet", "k12_LH_social_learned_zero")
+    out["Main.s24.sonnet_social_absent"] = _pse("sonnet", parse_cell("k12_LH_social_absent_zero"))
+    out["Main.s24.sonnet_social_learned"] = _pse("sonnet", parse_cell("k12_LH_social_learned_zero"))
     t28 = example_correlation_table().set_index(["correlation", "names"])
     r00 = t28.loc[(0.0, "social")]
     out["Main.s24.r00_social_pse"], out["Main.s24.r00_learner"] = r00["pse_pp"], r00["learner_pse_pp"]
@@ -146,7 +150,7 @@ def _main_claims(out: dict) -> None:
     for k in (6, 12, 18):
         out[f"SN8.xhh_pse_k{k}"] = t17.loc[(k, "HH"), "pse_pp"]
     out["SN8.k18hh_learner_error"] = t17.loc[(18, "HH"), "learner_error_pct"]
-    span = [_pse(m, "k12_LH_social_absent_zero") for m in MODELS]
+    span = [_pse(m, parse_cell("k12_LH_social_absent_zero")) for m in MODELS]
     out["Main.s25.cross_model_span"] = max(span) - min(span)
     t27 = example_count_table().set_index("n_examples")
     out["Main.s25.n12_drop"] = out["SN18.n12_drop"] = t27.loc[80, "pse_pp"] - t27.loc[12, "pse_pp"]
@@ -175,7 +179,8 @@ def _note_claims(out: dict) -> None:
     out["SN2.social_dir"] = int((con["contrast_pp"] < 0).sum())
     out["SN2.social_least"], out["SN2.social_most"] = con["contrast_pp"].max(), con["contrast_pp"].min()
     for m in ("deepseek", "qwen"):
-        out[f"SN2.main_{m}"] = _pse(m, "k12_LH_social_absent_zero") - _pse(m, "k12_LH_neutral_absent_zero")
+        out[f"SN2.main_{m}"] = (_pse(m, parse_cell("k12_LH_social_absent_zero"))
+                                - _pse(m, parse_cell("k12_LH_neutral_absent_zero")))
     t3 = seed_replication_fits()
     out["SN2.curves"] = int(((t3["gamma_hi"] < 1) & (t3["gamma_lo"] < 0) & (t3["gamma_hi"] > 0)).sum())
     out["SN2.gamma_min"], out["SN2.gamma_max"] = t3["gamma"].min(), t3["gamma"].max()
@@ -206,7 +211,7 @@ def _note_claims(out: dict) -> None:
     out["SN18.r70_social_excess"] = r70["excess_learner_pp"]
     for lv in LEVELS:
         key = "b000" if lv == "zero" else lv[-4:]
-        cell = sweep_cell("neutral", lv)
+        cell = sweep_level_cell("neutral", lv)
         out[f"SN18.sweep_corr_{key}"] = example_proxy_correlation(cell)
         out[f"SN18.sweep_pse_{key}"] = _pse("sonnet", cell)
 

@@ -13,10 +13,11 @@ from scipy import stats
 
 from .. import config
 from .. import estimators as E
+from ..cells import parse_cell
 from ..population import population, truth
 from ..records import load_records
 from ..references import cell_references
-from .cells import NAME_SETS, structure_cell, sweep_cell
+from .cells import NAME_SETS, structure_cell, sweep_level_cell
 
 #: order in which the released frozen-policy script processed the models (spec §9.6: one shared
 #: generator, models in command-line order, neutral then social); read off frozen_policy_residuals.csv
@@ -34,7 +35,7 @@ def _frozen() -> pd.DataFrame:
     parts, keys = [], []
     for m in FROZEN_POLICY_ORDER:
         for n in NAME_SETS:
-            c0, c60 = sweep_cell(n, "zero"), sweep_cell(n, "info_b060")
+            c0, c60 = sweep_level_cell(n, "zero"), sweep_level_cell(n, "info_b060")
             fp = E.frozen_policy(E.choice_probability(load_records(m, c0)), E.choice_probability(load_records(m, c60)),
                                  truth(c0), truth(c60))
             parts.append(fp)
@@ -59,7 +60,8 @@ DIMENSION_CELLS = ("k18_HH_neutral_learned_zero", "k6_HH_neutral_learned_zero",
 
 @functools.lru_cache(maxsize=1)
 def _interaction() -> dict:
-    vec = {m: [100 * E.pair_pse(load_records(m, c)).to_numpy() for c in DIMENSION_CELLS] for m in INTERACTION_MODELS}
+    dims = [parse_cell(c) for c in DIMENSION_CELLS]
+    vec = {m: [100 * E.pair_pse(load_records(m, c)).to_numpy() for c in dims] for m in INTERACTION_MODELS}
 
     def contrast(means):
         return (means[0] - means[1]) - (means[2] - means[3])
@@ -85,7 +87,7 @@ def _coupling_cells(exclude: tuple[tuple[int, str], ...]):
         for corner in ("LL", "LH", "HL", "HH"):
             if (k, corner) in exclude:
                 continue
-            cell = structure_cell(k, corner)
+            cell = parse_cell(structure_cell(k, corner))
             eff = E.pair_effects(load_records("sonnet", cell), truth(cell)).dropna()
             cells.append((k, corner, eff, cell_references(cell)["learner_error"]))
     return cells
@@ -140,7 +142,7 @@ def _pair_level() -> pd.DataFrame:
     rows = []
     for k in (6, 12, 18):
         for corner in ("HH", "HL", "LH", "LL"):
-            cell = structure_cell(k, corner)
+            cell = parse_cell(structure_cell(k, corner))
             eff = E.pair_effects(load_records("sonnet", cell), truth(cell)).dropna()
             err, apse = eff["error"].to_numpy(), np.abs(eff["pse"].to_numpy())
             r = float(np.corrcoef(err, apse)[0, 1])

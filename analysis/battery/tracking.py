@@ -16,18 +16,18 @@ from .. import estimators as E
 from ..cells import parse_cell
 from ..records import load_records
 from ..references import cell_references
-from .cells import LEVELS, MODELS, NAME_SETS, REPLICATION_SEEDS, sweep_cell
+from .cells import LEVELS, MODELS, NAME_SETS, REPLICATION_SEEDS, sweep_cell, sweep_level_cell
 
 
 def learner_x(seed: int | None = None, decimals: int | None = None) -> np.ndarray:
     """Learner PSE (pp) at the four sweep levels; ``decimals=2`` gives the pooled script's x (spec §9.4)."""
-    x = np.array([cell_references(sweep_cell("neutral", lv, seed))["learner_pse_pp"] for lv in LEVELS])
+    x = np.array([cell_references(sweep_level_cell("neutral", lv, seed))["learner_pse_pp"] for lv in LEVELS])
     return x if decimals is None else np.round(x, decimals)
 
 
 @functools.lru_cache(maxsize=None)
 def _sweep_matrix(model: str, names: str, seed: int | None, run: str | None) -> pd.DataFrame:
-    per = [E.pair_pse(load_records(model, sweep_cell(names, lv, seed), run=run)) for lv in LEVELS]
+    per = [E.pair_pse(load_records(model, sweep_level_cell(names, lv, seed), run=run)) for lv in LEVELS]
     return E.resolved_at_all_levels(per)
 
 
@@ -100,10 +100,10 @@ def seed_replication_cells() -> pd.DataFrame:
                     if ex == "learned":
                         cells += [sweep_cell(n, lv, s) for lv in LEVELS[1:]]
                     for cell in cells:
-                        rec = load_records(m, cell)
+                        c = parse_cell(cell)
+                        rec = load_records(m, c)
                         pse = E.pair_pse(rec).to_numpy()
                         lo, hi = (100 * b for b in E.boot_ci(pse, config.CELL_PSE_SEED))
-                        c = parse_cell(cell)
                         rows.append({"model": m, "seed": s, "cell": cell, "examples": ex, "names": n,
                                      "beta": c.beta, "pse_pp": 100 * pse.mean(), "pse_lo": lo, "pse_hi": hi,
                                      "n_calls": len(rec), "n_missing": int(rec["picked_i"].isna().sum())})
@@ -121,13 +121,13 @@ def seed_replication_contrasts() -> pd.DataFrame:
 @functools.lru_cache(maxsize=1)
 def _repeated() -> dict:
     x = learner_x()
-    runs = {r: [E.pair_pse(load_records("gpt", sweep_cell("neutral", lv), run=r)) for lv in LEVELS] for r in "ab"}
+    runs = {r: [E.pair_pse(load_records("gpt", sweep_level_cell("neutral", lv), run=r)) for lv in LEVELS] for r in "ab"}
     level_means = {r: [100 * float(s.mean()) for s in runs[r]] for r in "ab"}
     avg = [(runs["a"][li] + runs["b"][li]) / 2 for li in range(len(LEVELS))]
     Y = E.resolved_at_all_levels(avg)
     fit = E.tracking_fit(Y.to_numpy(), x)
     curves = E.run_choice_curves([level_means["a"], level_means["b"]], x)
-    table = pd.DataFrame({"beta": [parse_cell(sweep_cell("neutral", lv)).beta for lv in LEVELS],
+    table = pd.DataFrame({"beta": list(config.SWEEP_BETAS),
                           "learner_pse_pp": x, "run1_pse_pp": level_means["a"], "run2_pse_pp": level_means["b"],
                           "mean_pse_pp": Y.mean(axis=1).to_numpy()})
     key = ["arm", "i", "j", "order"]
@@ -136,9 +136,9 @@ def _repeated() -> dict:
         m = a[a["arm"] != "factual"].merge(b[b["arm"] != "factual"], on=key)
         return 100 * float((m["picked_i_x"] == m["picked_i_y"]).mean())
 
-    zero = sweep_cell("neutral", "zero")
+    zero = sweep_level_cell("neutral", "zero")
     ra, rb, bat = (load_records("gpt", zero, run=r) for r in ("a", "b", None))
-    calls = [len(load_records("gpt", sweep_cell("neutral", lv), run=r)) for r in "ab" for lv in LEVELS]
+    calls = [len(load_records("gpt", sweep_level_cell("neutral", lv), run=r)) for r in "ab" for lv in LEVELS]
     return {"table": table, "fit": fit, "curves": curves, "calls": calls,
             "agree_runs": agreement(ra, rb), "agree_a_battery": agreement(ra, bat),
             "agree_b_battery": agreement(rb, bat),

@@ -61,7 +61,7 @@ def condition_model(cond: Condition, draws: int = 2000) -> ConditionModel:
     order = np.array([j.order for j in jobs])
     p = np.clip(np.where(order == 0, p1, 1 - p1), 1e-9, 1 - 1e-9)
     arm = np.array([j.arm for j in jobs])
-    pr = cell_pairs(cond.cell)
+    pr = cell_pairs(cond.parsed)
     pos = {(int(a), int(b)): k for k, (a, b) in enumerate(zip(pr["i"], pr["j"]))}
     col = np.array([pos[(j.i, j.j)] for j in jobs])
     used = np.unique(col)

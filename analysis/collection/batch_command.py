@@ -143,7 +143,7 @@ def collect(args: argparse.Namespace, settings: dict | None, signals) -> int:
             for c in dict.fromkeys(jb.cell for jb in jobs):
                 if sig.stop.is_set():
                     break
-                res = collect_cell(c, args.provider, args.model, args.out, display=args.display,
+                res = collect_cell(parse_cell(c), args.provider, args.model, args.out, display=args.display,
                                    concurrency=args.concurrency, max_cost=args.max_cost, dry_run=args.dry_run,
                                    reask=args.reask, policy=policy, prices=args.prices, ledger_path=args.ledger,
                                    progress=not args.no_progress, jobs=[jb for jb in jobs if jb.cell == c],

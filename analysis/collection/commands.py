@@ -115,7 +115,7 @@ def collect(args: argparse.Namespace) -> int:
                     jobs = [jb for jb in job_list(c, args.display) if jb.pair_id < n_pairs]
                 samples = check_samples(getattr(args, "samples", 1))
                 if samples > 1:  # --samples R: every job R times (sample 0 .. R-1)
-                    jobs = with_samples(jobs if jobs is not None else job_list(parse_cell(c), args.display), samples)
+                    jobs = with_samples(jobs if jobs is not None else job_list(c, args.display), samples)
                 res = collect_cell(c, args.provider, args.model, args.out, display=args.display,
                                    base_url=args.base_url, concurrency=args.concurrency, max_cost=args.max_cost,
                                    dry_run=args.dry_run, reuse_identical_prompts=args.reuse_identical_prompts,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .. import prompts
-from ..cells import Cell, parse_cell
+from ..cells import Cell, expect_cell
 
 
 @dataclass(frozen=True)
@@ -56,17 +56,17 @@ def now_utc() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def jobs_from_table(cell: "str | Cell", display: str, table: pd.DataFrame) -> list[Job]:
+def jobs_from_table(cell: Cell, display: str, table: pd.DataFrame) -> list[Job]:
     """Jobs from a job table (``arm, pair_id, i, j, order, prompt[, prompt_sha256]``)."""
-    c = parse_cell(cell)
+    c = expect_cell(cell)
     shas = table["prompt_sha256"] if "prompt_sha256" in table else table["prompt"].map(sha256_text)
     return [Job(c.id, display, str(r.arm), int(r.pair_id), int(r.i), int(r.j), int(r.order), str(r.prompt), str(s))
             for r, s in zip(table.itertuples(index=False), shas)]
 
 
-def job_list(cell: "str | Cell", display: str = "numeric") -> list[Job]:
+def job_list(cell: Cell, display: str = "numeric") -> list[Job]:
     """Every job of a cell in queue order (``analysis.prompts.job_table``)."""
-    c = parse_cell(cell)
+    c = expect_cell(cell)
     return jobs_from_table(c, display, prompts.job_table(c, display=display))
 
 

@@ -9,14 +9,14 @@ import numpy as np
 import pandas as pd
 
 from .. import config, estimators, records
-from ..cells import Cell, parse_cell
+from ..cells import Cell, expect_cell, parse_cell
 from .jobs import Job, job_list
 from .outputs import answer_row, job_records
 from .runner import collect
 from .subjects import SimulatedSubject, replay_model
 
 
-def compare_with_release(records_path: str | os.PathLike, model: str, cell: "str | Cell",
+def compare_with_release(records_path: str | os.PathLike, model: str, cell: Cell,
                          run: str | None = None) -> dict:
     """Compare regenerated replay records with the released file of ``(model, cell)``.
 
@@ -37,7 +37,7 @@ def compare_with_release(records_path: str | os.PathLike, model: str, cell: "str
 
     eq = {c: bool(same(both[c], both[f"{c}_rel"]).all()) for c in ("patient", "chosen", "picked_i")}
     rows_equal = len(ours) == len(rel) and bool((m["_merge"] == "both").all())
-    return {"cell": parse_cell(cell).id, "model": model, "run": run, "n_ours": int(len(ours)),
+    return {"cell": cell.id, "model": model, "run": run, "n_ours": int(len(ours)),
             "n_released": int(len(rel)),
             "only_ours": int((m["_merge"] == "left_only").sum()),
             "only_released": int((m["_merge"] == "right_only").sum()),
@@ -48,7 +48,7 @@ def compare_with_release(records_path: str | os.PathLike, model: str, cell: "str
             "equal": bool(rows_equal and all(eq.values()))}
 
 
-def replay_targets(models: Iterable[str] | None = None, cells: Iterable[str] | None = None) -> pd.DataFrame:
+def replay_targets(models: Iterable[str] | None = None, cells: Iterable[Cell] | None = None) -> pd.DataFrame:
     """Every released synthetic records file of the four battery models as ``model, cell, run``.
 
     From :func:`analysis.records.catalogue`; ``run`` is ``a``/``b`` for GPT's repeated measurement,
@@ -65,7 +65,7 @@ def replay_targets(models: Iterable[str] | None = None, cells: Iterable[str] | N
     if models is not None:
         df = df[df["model"].isin(list(models))]
     if cells is not None:
-        df = df[df["cell"].isin([parse_cell(c).id for c in cells])]
+        df = df[df["cell"].isin([expect_cell(c).id for c in cells])]
     return df.reset_index(drop=True)
 
 
@@ -74,8 +74,9 @@ def replay_check(out: str | os.PathLike, targets: pd.DataFrame, progress: bool =
     rows = []
     for t in targets.itertuples(index=False):
         run = t.run if isinstance(t.run, str) else None
-        res = collect(t.cell, "replay", t.model, out, concurrency=1, progress=progress, run=run)
-        rows.append({**compare_with_release(res.records_path, t.model, t.cell, run),
+        cell = parse_cell(t.cell)  # an id read from the release's catalogue (data, not an argument)
+        res = collect(cell, "replay", t.model, out, concurrency=1, progress=progress, run=run)
+        rows.append({**compare_with_release(res.records_path, t.model, cell, run),
                      "records": str(res.records_path)})
     return pd.DataFrame(rows)
 
@@ -86,7 +87,7 @@ def simulate_records(subject: SimulatedSubject, jobs: list[Job]) -> pd.DataFrame
     return job_records(jobs, pd.DataFrame(rows))
 
 
-def simulated_coverage(cell: "str | Cell", preset: str = "numeric-reader", seeds: Iterable[int] = range(100),
+def simulated_coverage(cell: Cell, preset: str = "numeric-reader", seeds: Iterable[int] = range(100),
                        jobs: list[Job] | None = None, draws: int = config.BOOTSTRAP_DRAWS) -> pd.DataFrame:
     """Estimated PSE and its 95 % pair-bootstrap interval for each seed, against the known expected PSE.
 
@@ -96,7 +97,7 @@ def simulated_coverage(cell: "str | Cell", preset: str = "numeric-reader", seeds
     :func:`analysis.estimators.cell_estimates` on :func:`simulate_records` of each seed (a seed with
     invalid answers takes that path).
     """
-    c = parse_cell(cell)
+    c = expect_cell(cell)
     jobs = job_list(c) if jobs is None else jobs
     base = SimulatedSubject.preset(preset)
     expected = base.expected_pse(jobs)

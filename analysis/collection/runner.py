@@ -23,7 +23,7 @@ from typing import Callable
 from tqdm import tqdm
 
 from .. import config
-from ..cells import Cell, parse_cell
+from ..cells import Cell, expect_cell
 from .answers import ANSWER_FORMATS, Reply
 from .errors import Abort, CollectionError, ContextTooLong, Fatal, StorageFault, Transient, Unreachable
 from .jobs import Job, now_utc
@@ -425,7 +425,7 @@ class RunResult:
         return self.n_persisted == self.n_jobs
 
 
-def collect(cell: "str | Cell", provider: str, model: str, out: str | os.PathLike, *, display: str = "numeric",
+def collect(cell: Cell, provider: str, model: str, out: str | os.PathLike, *, display: str = "numeric",
             base_url: str | None = None, concurrency: int = 8, max_cost: float | None = None,
             dry_run: bool = False, reuse_identical_prompts: bool = False, reask: int = 1,
             policy: RetryPolicy = RetryPolicy(), timeout: float = 60.0, settings: dict | None = None,
@@ -447,7 +447,7 @@ def collect(cell: "str | Cell", provider: str, model: str, out: str | os.PathLik
     """
     if provider not in PROVIDERS:
         raise CollectionError(f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}")
-    c = parse_cell(cell)
+    c = expect_cell(cell)
     if display not in config.DISPLAYS:
         raise CollectionError(f"unknown display {display!r}; expected one of {', '.join(config.DISPLAYS)}")
     if provider == "replay" and display != "numeric":

@@ -1,6 +1,7 @@
 """Every registered claim of Tables 7-15 and 18-20, Supplementary Notes 6-7 and 9-12 and the Fig. 4A text."""
 from __future__ import annotations
 
+from ..cells import parse_cell
 from ..estimators import pair_pse
 from ..records import NotReleased, load_records
 from .anchors import proxy_anchors, structure_anchors
@@ -116,7 +117,8 @@ def claim_values(draws: int = GEE_DRAWS) -> dict[str, object]:
         r = t19.loc[("pooled", f"slope.{scheme}")]
         out[f"T19.pooled.slope.{tag}"], out[f"T19.pooled.slope.{tag}.lo"], out[f"T19.pooled.slope.{tag}.hi"] = (
             r["effect"], r["lo"], r["hi"])
-    for level, cell in REGEN_CELLS.items():
+    for level, cell_id in REGEN_CELLS.items():
+        cell = parse_cell(cell_id)
         out[f"SN11.sonnet.battery.{level}"] = 100 * pair_pse(load_records("sonnet", cell)).mean()
         out[f"SN11.deepseek.battery.{level}"] = 100 * pair_pse(load_records("deepseek", cell)).mean()
     for level in REGEN_CELLS:

@@ -17,6 +17,7 @@ import functools
 import numpy as np
 import pandas as pd
 
+from ..cells import parse_cell
 from ..estimators import percentile_ci, valid
 from ..records import load_records
 
@@ -239,7 +240,7 @@ def model_frames(model: str, k: int, contrast: bool, seeds=(None,)) -> list[pd.D
         suffix = "" if seed is None else f"_s{seed}"
         prefix = "" if seed is None else f"s{seed}:"
         for social, names in ((0, "neutral"), (1, "social")) if contrast else ((0, "neutral"),):
-            rec = load_records(model, f"k{k}_LH_{names}_absent_zero{suffix}")
+            rec = load_records(model, parse_cell(f"k{k}_LH_{names}_absent_zero{suffix}"))
             frames.append(gee_frame(rec, social, d, prefix))
     return frames
 

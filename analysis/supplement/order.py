@@ -103,7 +103,7 @@ def battery_cells(model: str) -> list[str]:
 @functools.lru_cache(maxsize=1)
 def order_cells() -> pd.DataFrame:
     """:func:`order_robustness` for every released battery cell of every model (tidy)."""
-    rows = [{"model": m, "cell": c, **order_robustness(load_records(m, c))}
+    rows = [{"model": m, "cell": c, **order_robustness(load_records(m, parse_cell(c)))}
             for m in MODELS for c in battery_cells(m)]
     return pd.DataFrame(rows)
 
@@ -149,7 +149,7 @@ def table11(draws: int = ORDER_CI_DRAWS, seed: int = ORDER_CI_SEED) -> pd.DataFr
     """Table 11: zero-information neutral no-example PSE, full and order-consistent (pp), LPM position-adjusted."""
     rows = []
     for key, (m, k) in TABLE11_ROWS.items():
-        rec = load_records(m, f"k{k}_LH_neutral_absent_zero")
+        rec = load_records(m, parse_cell(f"k{k}_LH_neutral_absent_zero"))
         pse = pair_pse(rec)
         vals = pse.reindex(consistent_pairs(rec)).dropna().to_numpy()
         lo, hi = boot_ci(vals, seed, draws)
@@ -164,8 +164,8 @@ def table12(draws: int = ORDER_CI_DRAWS, seed: int = ORDER_CI_SEED) -> pd.DataFr
     """Table 12: social minus neutral PSE (pp), full and on the pairs consistent in both cells."""
     rows = []
     for key, (m, k) in TABLE12_ROWS.items():
-        neu = load_records(m, f"k{k}_LH_neutral_absent_zero")
-        soc = load_records(m, f"k{k}_LH_social_absent_zero")
+        neu = load_records(m, parse_cell(f"k{k}_LH_neutral_absent_zero"))
+        soc = load_records(m, parse_cell(f"k{k}_LH_social_absent_zero"))
         pn, ps = pair_pse(neu), pair_pse(soc)
         joint = consistent_pairs(neu).intersection(consistent_pairs(soc)).sort_values()
         vals = (ps.reindex(joint) - pn.reindex(joint)).dropna().to_numpy()
@@ -200,7 +200,7 @@ def table13(draws: int = ORDER_CI_DRAWS, seed: int = ORDER_CI_SEED) -> pd.DataFr
     rows = []
     for m in MODELS:
         for names in ("neutral", "social"):
-            recs = [load_records(m, c) for c in sweep_cells(names)]
+            recs = [load_records(m, parse_cell(c)) for c in sweep_cells(names)]
             pses = [pair_pse(r) for r in recs]
             full = float(np.polyfit(x, [100 * p.mean() for p in pses], 1)[0])
             joint = consistent_pairs(recs[0])

@@ -6,13 +6,17 @@ import functools
 import pandas as pd
 
 from .. import population
+from ..cells import Cell
 from ..estimators import pair_pse
 from ..prompts import value_strings
 from ..records import load_records
 from .order import MODELS
 
+#: Supplementary Note 10's cell, ``k12_LH_neutral_absent_zero`` (built field by field: nothing parsed)
+CELL = Cell(k=12, corner="LH", names="neutral", examples="absent", proxies="zero")
+
 @functools.lru_cache(maxsize=4)
-def comparator_moves(cell: str = "k12_LH_neutral_absent_zero") -> pd.MultiIndex:
+def comparator_moves(cell: Cell = CELL) -> pd.MultiIndex:
     """Pairs whose comparator's rendered values differ between the two counterfactual arms.
 
     Each arm re-standardises the 5,000-patient sample after regenerating the target's proxies
@@ -27,7 +31,7 @@ def comparator_moves(cell: str = "k12_LH_neutral_absent_zero") -> pd.MultiIndex:
     return pd.MultiIndex.from_tuples(moved, names=["i", "j"])
 
 
-def scaling_sensitivity(cell: str = "k12_LH_neutral_absent_zero") -> pd.DataFrame:
+def scaling_sensitivity(cell: Cell = CELL) -> pd.DataFrame:
     """PSE (pp) per model with and without the pairs whose comparator moves."""
     moved = comparator_moves(cell)
     rows = []

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .. import cues, estimators, intervals
+from ..cells import Cell
 from ..references import reference_pairs
 from .panel import PANEL_SEED, pair_draws
 
@@ -54,7 +55,7 @@ def deviations(records: pd.DataFrame, blind: pd.DataFrame, draws: int = 2000) ->
     return out
 
 
-def competence(cell, records: pd.DataFrame) -> dict:
+def competence(cell: Cell, records: pd.DataFrame) -> dict:
     """Ranking accuracy of one cue's calls against the full-information truth of each arm shown."""
     rp = reference_pairs(cell).set_index(["i", "j"])
     truth = {"cf_a1": rp["fullinfo_a1"], "cf_a0": rp["fullinfo_a0"], "factual": rp["truth"],
@@ -75,7 +76,8 @@ def competence(cell, records: pd.DataFrame) -> dict:
     return out
 
 
-def baseline_rows(cell, records: dict[str, pd.DataFrame], blind: pd.DataFrame | None, draws: int = 2000) -> list[dict]:
+def baseline_rows(cell: Cell, records: dict[str, pd.DataFrame], blind: pd.DataFrame | None,
+                  draws: int = 2000) -> list[dict]:
     """One row per cue: deviations from the blind arm, discriminant validity, competence."""
     out = []
     for cue_id, rec in records.items():

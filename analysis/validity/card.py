@@ -33,7 +33,7 @@ from ..cells import parse_cell
 from ..jsonable import jsonable
 from . import panel as P
 from . import replication as R
-from .run import CELLS
+from .run import CELLS, ValidityPlan
 
 SCOPE = ("Construct validity (an extension beyond the paper's protocol): the same pairs and references under "
          "several operationalisations of the proxy fields (cues), an association probe per cue, and seed "
@@ -126,10 +126,9 @@ ENGINE_NOTE = ("the audit engine collects the cues it can express (the paper's v
 
 def engine_conditions(cells=None, seeds=None) -> list[tuple[str, str]]:
     """``(cell, display)`` of the validity battery's engine part, in card order (base cells, then replications)."""
-    cells = tuple(cells or CELLS)
-    seeds = tuple(seeds or R.REPLICATION_SEEDS)
-    out = [(c, d) for c in cells for d in ENGINE_DISPLAYS]
-    out += [(rep, "numeric") for c in cells for rep in R.replicate_cells(c, seeds)]
+    plan = ValidityPlan(cells=tuple(cells or CELLS), seeds=tuple(seeds or R.REPLICATION_SEEDS))  # parses the ids once
+    out = [(c, d) for c in plan.cells for d in ENGINE_DISPLAYS]
+    out += [(rep.id, "numeric") for c in plan.parsed.values() for rep in R.replicate_cells(c, plan.seeds)]
     return out
 
 

@@ -27,6 +27,7 @@ import pandas as pd
 
 from .. import collection as C
 from .. import config, cues, records
+from ..cells import Cell, parse_cell
 from . import card as VC
 from . import probe as Q
 from . import run as VR
@@ -64,7 +65,7 @@ def _subject(a: argparse.Namespace):
 
 def _collect(a, cell: str, jobs: list, folder: Path, remaining: float | None):
     subject = _subject(a)
-    return C.collect(cell, a.provider, a.model, folder, display=jobs[0].display, base_url=a.base_url,
+    return C.collect(parse_cell(cell), a.provider, a.model, folder, display=jobs[0].display, base_url=a.base_url,
                      concurrency=a.concurrency, max_cost=remaining, dry_run=a.dry_run, api_key_env=a.api_key_env,
                      progress=False, jobs=jobs, subject=subject, sim_seed=a.seed)
 
@@ -92,19 +93,19 @@ def run_battery(a: argparse.Namespace, log=print) -> dict | None:
     recs: dict = {"panel": {}, "probe": {}, "replication": {}, "blind": {}}
     spent, complete = 0.0, True
     parts = []
-    for cell in plan.cells:
+    for cell, c in plan.parsed.items():
         recs["panel"][cell], recs["probe"][cell] = {}, {}
-        for cid in plan.cues_of(cell):
-            parts.append(("panel", cell, cid, "", triage_jobs(cell, VR._first_pairs(cues.job_table(cell, cid),
+        for cid in plan.cues_of(c):
+            parts.append(("panel", cell, cid, "", triage_jobs(cell, VR._first_pairs(cues.job_table(c, cid),
                                                                                      plan.n_pairs))))
             for v in variants:
-                t = VR._first_pairs(cues.probe_table(cell, cid, v), plan.n_pairs)
+                t = VR._first_pairs(cues.probe_table(c, cid, v), plan.n_pairs)
                 parts.append(("probe", cell, cid, v, (t, probe_jobs(cell, t))))
         if plan.blind:
-            parts.append(("blind", cell, cues.BLIND, "", triage_jobs(cell, VR._first_pairs(cues.blind_table(plan.parsed[cell]),
+            parts.append(("blind", cell, cues.BLIND, "", triage_jobs(cell, VR._first_pairs(cues.blind_table(c),
                                                                                          plan.n_pairs))))
-        for rep in VC.R.replicate_cells(cell, plan.seeds):
-            parts.append(("replication", cell, rep, "", triage_jobs(rep, VR._first_pairs(
+        for rep in VC.R.replicate_cells(c, plan.seeds):
+            parts.append(("replication", cell, rep.id, "", triage_jobs(rep.id, VR._first_pairs(
                 cues.job_table(rep, "numeric"), plan.n_pairs))))
     for kind, cell, cid, v, payload in parts:
         jobs = payload[1] if kind == "probe" else payload
@@ -170,7 +171,7 @@ def run_battery(a: argparse.Namespace, log=print) -> dict | None:
     return section
 
 
-def abstain_subject(a: argparse.Namespace, cell: str):
+def abstain_subject(a: argparse.Namespace, cell: Cell):
     """The live subject of the abstention variant: the ``choose`` tool with ``patient`` in {0, 1, 2}."""
     subj = C.make_subject(a.provider, a.model, cell, base_url=a.base_url, api_key_env=a.api_key_env,
                           require_key=not a.dry_run)
@@ -200,9 +201,9 @@ def probe_answers_from_ledger(folder: Path, subject, cell: str, table: pd.DataFr
 
 def collect_abstain(a: argparse.Namespace, cell: str, table: pd.DataFrame, folder: Path, remaining: float | None):
     """Collect the abstention variant with a live model; ``(result, answers or None)``."""
-    jobs = probe_jobs(cell, table)
-    subj = abstain_subject(a, cell)
-    res = C.collect(cell, a.provider, a.model, folder, display=jobs[0].display, base_url=a.base_url,
+    jobs, c = probe_jobs(cell, table), parse_cell(cell)
+    subj = abstain_subject(a, c)
+    res = C.collect(c, a.provider, a.model, folder, display=jobs[0].display, base_url=a.base_url,
                     concurrency=a.concurrency, max_cost=remaining, dry_run=a.dry_run, api_key_env=a.api_key_env,
                     progress=False, jobs=jobs, subject=subj, reask=1)
     if a.dry_run or not res.complete:

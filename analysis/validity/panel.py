@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from .. import config, cues, estimators, intervals
-from ..cells import Cell, parse_cell
+from ..cells import Cell, expect_cell
 from ..judgments import judge
 from ..references import cell_references
 from . import heterogeneity as H
@@ -51,10 +51,10 @@ CORRELATION_DRAWS = 2000
 
 # --- references ---------------------------------------------------------------------------------
 
-def cue_reference(cell, cue) -> dict:
+def cue_reference(cell: Cell, cue) -> dict:
     """``reference`` (``learner`` / ``fullinfo``), ``reference_kind``, ``reference_pp``, ``fullinfo_pp``,
     ``learner_pp`` of a cue (the learner of the cue's kind on the examples as shown)."""
-    c, q = parse_cell(cell), cues.parse_cue(cue)
+    c, q = expect_cell(cell), cues.parse_cue(cue)
     kind = RF.reference_kind(c, q)
     full = float(cell_references(c)["fullinfo_pse_pp"])
     learner = RF.reference_pse(c, kind) if c.has_examples else math.nan
@@ -196,14 +196,14 @@ def convergence(rows: list[dict], per_pair: dict[str, pd.Series], draws: int = C
             "heterogeneity": het, "robust": H.is_robust(het["verdict"]), "statement": het["statement"]}
 
 
-def panel(cell, records: dict[str, pd.DataFrame], draws: int = config.BOOTSTRAP_DRAWS) -> dict:
+def panel(cell: Cell, records: dict[str, pd.DataFrame], draws: int = config.BOOTSTRAP_DRAWS) -> dict:
     """The cue panel of one cell: ``rows`` (one per cue, in the order given), ``per_pair``, ``draws``
     (joint excess draws per cue), ``reliability`` and ``convergence``."""
     per_pair = {cues.parse_cue(k).id: estimators.pair_pse(rec) for k, rec in records.items()}
     universe = pd.MultiIndex.from_tuples(sorted(set().union(*[set(s.index) for s in per_pair.values()])),
                                          names=["i", "j"]) if per_pair else pd.MultiIndex.from_tuples([], names=["i", "j"])
     idx = pair_draws(len(universe), draws)
-    c = parse_cell(cell)
+    c = expect_cell(cell)
     rows, excess, rel = [], {}, {}
     for cue_id, rec in records.items():
         row = cue_row(c, cue_id, rec, draws, idx=idx, universe=universe, keep_draws=True)

@@ -11,7 +11,6 @@ probe were never collected by the authors: they are :class:`analysis.records.Not
 from __future__ import annotations
 
 from .. import config, representation
-from ..cells import parse_cell
 from ..records import NotReleased
 from . import panel as P
 from . import replication as R
@@ -33,7 +32,7 @@ def released_panel(model: str = "sonnet", draws: int = config.BOOTSTRAP_DRAWS) -
     reps = {"battery (numeric, August 2026)": [pan["rows"][0]]}
     try:
         second = representation.load_rendering(model, "numeric")
-        reps["second measurement (numeric, October 2026)"] = [P.cue_row(parse_cell(CELL), "numeric", second, draws)]
+        reps["second measurement (numeric, October 2026)"] = [P.cue_row(CELL, "numeric", second, draws)]
     except (NotReleased, FileNotFoundError):
         pass
     return {**pan, "replication": R.replication_rows(reps), "not_released": NOT_RELEASED}

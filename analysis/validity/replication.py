@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..cells import parse_cell
+from ..cells import Cell, expect_cell
 
 #: the release's seed replications (Table 3): populations 20001 and 20002
 REPLICATION_SEEDS = (20001, 20002)
@@ -18,10 +18,10 @@ STABLE = "stable"
 DEPENDENT = "collection-dependent"
 
 
-def replicate_cells(cell, seeds=REPLICATION_SEEDS) -> list[str]:
-    """The seed-replication cells of a cell (its seed suffix replaced)."""
-    c = parse_cell(cell)
-    return [c.with_(seed=int(s)).id for s in seeds]
+def replicate_cells(cell: Cell, seeds=REPLICATION_SEEDS) -> list[Cell]:
+    """The seed-replication cells of a cell (its seed replaced)."""
+    c = expect_cell(cell)
+    return [c.with_(seed=int(s)) for s in seeds]
 
 
 def replication_verdict(verdicts: list[str]) -> str:

@@ -22,7 +22,7 @@ import pandas as pd
 
 from .. import collection as C
 from .. import config, cues
-from ..cells import Cell, parse_cell
+from ..cells import Cell, expect_cell, parse_cell
 from ..population import pairs
 from . import baseline as B
 from . import confounds as CF
@@ -47,16 +47,17 @@ class ValidityPlan:
     cue_ids: tuple[str, ...] | None = None  # None: each cell's default panel
     blind: bool = True  # the blind (no-cue) baseline arm
     notes: list = field(default_factory=list, compare=False)
+    #: each cell id of the plan and its :class:`~analysis.cells.Cell`, parsed once when the plan is made
+    #: (a boundary, like the audit's ``Condition``): everything below takes the Cell
+    parsed: dict[str, Cell] = field(init=False, repr=False, compare=False)
 
-    @property
-    def parsed(self) -> dict[str, Cell]:
-        """Each cell id of the plan and its :class:`~analysis.cells.Cell`, parsed once here."""
-        return {cell_id: parse_cell(cell_id) for cell_id in self.cells}
+    def __post_init__(self):
+        object.__setattr__(self, "parsed", {cell_id: parse_cell(cell_id) for cell_id in self.cells})
 
-    def cues_of(self, cell: str) -> list[str]:
+    def cues_of(self, cell: Cell) -> list[str]:
         if self.cue_ids is not None:
             return list(self.cue_ids)
-        return [q.id for q in cues.panel_cues(parse_cell(cell).names)]
+        return [q.id for q in cues.panel_cues(expect_cell(cell).names)]
 
     @property
     def cheap(self) -> str:
@@ -70,17 +71,17 @@ def _first_pairs(table: pd.DataFrame, n_pairs: int | None) -> pd.DataFrame:
 def plan_table(plan: ValidityPlan = ValidityPlan()) -> pd.DataFrame:
     """One row per part of the battery with its calls: ``part, cell, cue, variant, calls``."""
     rows = []
-    for cell in plan.cells:
-        n = len(_first_pairs(pairs(cell), plan.n_pairs))
-        for cid in plan.cues_of(cell):
+    for cell, c in plan.parsed.items():
+        n = len(_first_pairs(pairs(c), plan.n_pairs))
+        for cid in plan.cues_of(c):
             arms = len(cues.parse_cue(cid).arms)
             rows.append({"part": "panel", "cell": cell, "cue": cid, "variant": "", "calls": n * arms * 2})
             for v in plan.variants:
                 rows.append({"part": "probe", "cell": cell, "cue": cid, "variant": v, "calls": n * 2})
         if plan.blind:
             rows.append({"part": "blind", "cell": cell, "cue": cues.BLIND, "variant": "", "calls": n * 2})
-        for rep in R.replicate_cells(cell, plan.seeds):
-            rows.append({"part": "replication", "cell": rep, "cue": "numeric", "variant": "",
+        for rep in R.replicate_cells(c, plan.seeds):
+            rows.append({"part": "replication", "cell": rep.id, "cue": "numeric", "variant": "",
                          "calls": len(_first_pairs(pairs(rep), plan.n_pairs)) * len(config.ARMS) * 2})
     return pd.DataFrame(rows)
 
@@ -109,13 +110,14 @@ def describe_plan(plan: ValidityPlan = ValidityPlan(), usd_per_call: float | Non
 def prompt_hashes(plan: ValidityPlan) -> dict[str, str]:
     """Per part of the battery, the SHA-256 of its jobs' prompt hashes in table order."""
     out = {}
-    for cell in plan.cells:
-        tables = {f"panel {cell} {cid}": cues.job_table(cell, cid) for cid in plan.cues_of(cell)}
-        tables.update({f"probe {cell} {cid} {v}": cues.probe_table(cell, cid, v)
-                       for cid in plan.cues_of(cell) for v in plan.variants})
+    for cell, c in plan.parsed.items():
+        tables = {f"panel {cell} {cid}": cues.job_table(c, cid) for cid in plan.cues_of(c)}
+        tables.update({f"probe {cell} {cid} {v}": cues.probe_table(c, cid, v)
+                       for cid in plan.cues_of(c) for v in plan.variants})
         if plan.blind:
-            tables[f"blind {cell}"] = cues.blind_table(plan.parsed[cell])
-        tables.update({f"replication {rep}": cues.job_table(rep, "numeric") for rep in R.replicate_cells(cell, plan.seeds)})
+            tables[f"blind {cell}"] = cues.blind_table(c)
+        tables.update({f"replication {rep.id}": cues.job_table(rep, "numeric")
+                       for rep in R.replicate_cells(c, plan.seeds)})
         for k, t in tables.items():
             out[k] = hashlib.sha256("\n".join(_first_pairs(t, plan.n_pairs)["prompt_sha256"]).encode()).hexdigest()
     return out
@@ -124,7 +126,8 @@ def prompt_hashes(plan: ValidityPlan) -> dict[str, str]:
 def fingerprint(plan: ValidityPlan, served_model: str = "") -> dict:
     """The plan frozen before collection: battery, margins, cues, served model, prompt hashes, and one SHA-256."""
     body = {"cells": list(plan.cells), "n_pairs": plan.n_pairs, "variants": list(plan.variants),
-            "seeds": list(plan.seeds), "blind": plan.blind, "cues": {c: plan.cues_of(c) for c in plan.cells},
+            "seeds": list(plan.seeds), "blind": plan.blind,
+            "cues": {cell: plan.cues_of(c) for cell, c in plan.parsed.items()},
             "margins": {"equivalence_margin_pp": config.EQUIVALENCE_MARGIN_PP, "tost_alpha": config.TOST_ALPHA,
                         "min_pairs_to_judge": config.MIN_PAIRS_TO_JUDGE, "coupling_margin_r": CP.MARGIN,
                         "fdr": Q.FDR},
@@ -177,21 +180,21 @@ def collect(subject, plan: ValidityPlan = ValidityPlan()) -> dict:
     """Every record of the battery: ``{"panel": {cell: {cue: df}}, "probe": {cell: {(cue, variant): df}},
     "replication": {cell: {rep_cell: df}}}``."""
     out: dict = {"panel": {}, "probe": {}, "replication": {}, "blind": {}}
-    for cell in plan.cells:
+    for cell, c in plan.parsed.items():
         out["panel"][cell], out["probe"][cell] = {}, {}
         if plan.blind:
-            out["blind"][cell] = triage_records(subject, cell, _first_pairs(cues.blind_table(plan.parsed[cell]), plan.n_pairs))
-        for cid in plan.cues_of(cell):
-            out["panel"][cell][cid] = triage_records(subject, cell, _first_pairs(cues.job_table(cell, cid),
+            out["blind"][cell] = triage_records(subject, cell, _first_pairs(cues.blind_table(c), plan.n_pairs))
+        for cid in plan.cues_of(c):
+            out["panel"][cell][cid] = triage_records(subject, cell, _first_pairs(cues.job_table(c, cid),
                                                                                  plan.n_pairs))
             for v in plan.variants:
-                table = _first_pairs(cues.probe_table(cell, cid, v), plan.n_pairs)
+                table = _first_pairs(cues.probe_table(c, cid, v), plan.n_pairs)
                 answers = probe_answers(subject, cell, table)
                 if answers is not None:
                     out["probe"][cell][(cid, v)] = Q.records(table, answers)
         out["replication"][cell] = {
-            rep: triage_records(subject, rep, _first_pairs(cues.job_table(rep, "numeric"), plan.n_pairs))
-            for rep in R.replicate_cells(cell, plan.seeds)}
+            rep.id: triage_records(subject, rep.id, _first_pairs(cues.job_table(rep, "numeric"), plan.n_pairs))
+            for rep in R.replicate_cells(c, plan.seeds)}
     return out
 
 
@@ -200,8 +203,8 @@ def collect(subject, plan: ValidityPlan = ValidityPlan()) -> dict:
 def analyse(recs: dict, plan: ValidityPlan = ValidityPlan(), draws: int = config.BOOTSTRAP_DRAWS) -> dict:
     """Panel, convergence, association, association vs reliance and replication of every cell."""
     cells = []
-    for cell in plan.cells:
-        pan = P.panel(cell, recs["panel"][cell], draws)
+    for cell, c in plan.parsed.items():
+        pan = P.panel(c, recs["panel"][cell], draws)
         probes = recs["probe"].get(cell, {})
         assoc = Q.association_rows(probes, draws)
         relation = {}
@@ -211,16 +214,17 @@ def analyse(recs: dict, plan: ValidityPlan = ValidityPlan(), draws: int = config
                 relation[v] = Q.coupling(pan["rows"], pan["per_pair"], scores, draws=min(draws, 2000))
         base = [r for r in pan["rows"] if r["cue"] == "numeric"]
         reps = {cell: base}
+        replicates = {rep.id: rep for rep in R.replicate_cells(c, plan.seeds)}
         for rep, rec in recs["replication"].get(cell, {}).items():
-            reps[rep] = [P.cue_row(parse_cell(rep), "numeric", rec, draws)]
-        tables = {cid: _first_pairs(cues.job_table(cell, cid), plan.n_pairs) for cid in recs["panel"][cell]}
+            reps[rep] = [P.cue_row(replicates[rep], "numeric", rec, draws)]
+        tables = {cid: _first_pairs(cues.job_table(c, cid), plan.n_pairs) for cid in recs["panel"][cell]}
         if plan.blind:
-            tables[cues.BLIND] = _first_pairs(cues.blind_table(plan.parsed[cell]), plan.n_pairs)
+            tables[cues.BLIND] = _first_pairs(cues.blind_table(c), plan.n_pairs)
         forced = {cid: Q.pair_scores(rec)["score"] for (cid, var), rec in probes.items() if var == "forced"}
         judged = {k: v for k, v in recs["panel"][cell].items() if not cues.parse_cue(k).control}
         confounds = {"renderings": CF.rendering_features(tables).to_dict("records"),
                      "model": CF.outcome_model(CF.call_table(judged, tables, forced))}
-        base_rows = B.baseline_rows(cell, recs["panel"][cell], recs.get("blind", {}).get(cell), min(draws, 2000))
+        base_rows = B.baseline_rows(c, recs["panel"][cell], recs.get("blind", {}).get(cell), min(draws, 2000))
         cells.append({"cell": cell, "rows": pan["rows"], "convergence": pan["convergence"], "association": assoc,
                       "baseline": base_rows, "confounds": confounds,
                       "reliance_tests": Q.reliance_tests(pan["rows"]),

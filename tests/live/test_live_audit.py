@@ -67,10 +67,10 @@ def test_answer_format_against_the_real_server(live_url, tmp_path, fmt, monkeypa
     jobs = A.jobs_of(cond)
 
     def subject(f):
-        return C.make_subject("openai", "smollm2-135m", cond.cell, base_url=live_url + "/v1",
+        return C.make_subject("openai", "smollm2-135m", None, base_url=live_url + "/v1",
                               api_key_env="LIVE_API_KEY", answer_format=f)
 
-    res = C.collect(cond.cell, "openai", "smollm2-135m", tmp_path, jobs=jobs, subject=subject(fmt), concurrency=1,
+    res = C.collect(cond.parsed, "openai", "smollm2-135m", tmp_path, jobs=jobs, subject=subject(fmt), concurrency=1,
                     price=(0.0, 0.0), answer_format=fmt, progress=False)
     assert res.complete and res.n_persisted == len(jobs) == 6
     # the format is part of the request key (a tool-format run would not reuse these answers)
@@ -111,9 +111,9 @@ def test_logprobs_against_the_real_server(live_url, tmp_path, monkeypatch):
     monkeypatch.setenv("LIVE_API_KEY", "local-server-needs-no-key")
     cond = A.Condition("k12_LH_neutral_absent_zero", n_pairs=1)
     jobs = A.jobs_of(cond)
-    s = C.make_subject("openai", "smollm2-135m", cond.cell, base_url=live_url + "/v1", api_key_env="LIVE_API_KEY",
+    s = C.make_subject("openai", "smollm2-135m", None, base_url=live_url + "/v1", api_key_env="LIVE_API_KEY",
                        answer_format="logprobs")
-    res = C.collect(cond.cell, "openai", "smollm2-135m", tmp_path, jobs=jobs, subject=s, concurrency=1,
+    res = C.collect(cond.parsed, "openai", "smollm2-135m", tmp_path, jobs=jobs, subject=s, concurrency=1,
                     price=(0.0, 0.0), answer_format="logprobs", progress=False)
     assert res.complete and res.n_persisted == len(jobs)
     con = sqlite3.connect(tmp_path / C.LEDGER_NAME)

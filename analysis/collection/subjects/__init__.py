@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ...cells import Cell
+from ...cells import Cell, expect_cell
 from ..errors import CollectionError
 from .anthropic import ANTHROPIC_SETTINGS, AnthropicSubject
 from .base import Subject, request_key
@@ -36,12 +36,15 @@ def check_completion(provider: str, answer_format: str, *, batch: bool = False) 
                               "or --prompt-cache (their requests are chat completions); run without them")
 
 
-def make_subject(provider: str, model: str, cell: "str | Cell", *, base_url: str | None = None,
+def make_subject(provider: str, model: str, cell: Cell | None, *, base_url: str | None = None,
                  api_key_env: str | None = None, timeout: float = 60.0, settings: dict | None = None,
                  sim_seed: int = 0, run: str | None = None, require_key: bool = True,
                  answer_format: str = "tool") -> Subject:
-    """Build the subject of a provider (reads the API key from ``api_key_env``; a dry run needs none)."""
+    """Build the subject of a provider (reads the API key from ``api_key_env``; a dry run needs none).
+
+    ``cell`` serves the replay provider only (its released records); the others take None."""
     check_completion(provider, answer_format)
+    cell = None if cell is None else expect_cell(cell)
     if provider == "replay":
         return ReplaySubject(model, cell, run)
     if provider == "simulated":

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from ... import config, records
-from ...cells import Cell, parse_cell
+from ...cells import Cell, expect_cell
 from ..answers import Reply
 from ..errors import CollectionError
 from ..jobs import Job
@@ -28,14 +28,14 @@ class ReplaySubject(Subject):
 
     provider = "replay"
 
-    def __init__(self, model: str, cell: "str | Cell", run: str | None = None, released=None):
+    def __init__(self, model: str, cell: Cell, run: str | None = None, released=None):
         if released is None:
             self.release_model = replay_model(model)
             super().__init__(self.release_model if run is None else f"{self.release_model}_run_{run}")
         else:
             self.release_model = model
             super().__init__(model)
-        self.cell = parse_cell(cell)
+        self.cell = expect_cell(cell)
         self.run = run
         try:
             df = records.load_records(self.release_model, self.cell, run) if released is None else released
@@ -48,7 +48,7 @@ class ReplaySubject(Subject):
                          for r in df[cols + ["patient"]].itertuples(index=False, name=None)}
 
     @classmethod
-    def from_records(cls, model: str, cell: "str | Cell", released) -> "ReplaySubject":
+    def from_records(cls, model: str, cell: Cell, released) -> "ReplaySubject":
         """Serve a records frame (released schema, optionally ``sample_id``: sample k answers the job's
         sample k), e.g. the DeepSeek-V4.1-Flash temperature-1 resampling of Supplementary Note 12."""
         return cls(model, cell, released=released)
