@@ -10,7 +10,7 @@ export MPLBACKEND := Agg
 export PYTHONHASHSEED := 0
 
 .PHONY: help venv paper test data notebooks claims report sync clean distclean bench site lab live test-live check-portable
-.PHONY: bench-live live-logprobs live-core
+.PHONY: bench-live live-logprobs live-core live-gemma
 
 help:  ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/; s/\$$(JOBS)/$(JOBS)/g' | expand -t 12
@@ -59,6 +59,9 @@ check-portable: data  ## the whole pipeline under another BLAS kernel (OPENBLAS_
 
 live-logprobs: data  ## the smoke card with choice probabilities (--answer-format logprobs) -> audit_out/example/logprobs
 	LIVE_FORMAT=logprobs PY=$(PY) scripts/live.sh
+
+live-gemma: data  ## Gemma 3 270M (base model) scored on a completion prompt (--answer-format completion), 6 pairs -> audit_out/example/gemma3-270m-completion
+	LIVE_MODEL=gemma3-270m LIVE_FORMAT=completion LIVE_PAIRS=$${LIVE_PAIRS:-6} PY=$(PY) scripts/live.sh
 
 live-core: data  ## the core battery against the local model (6,732 calls, hours; resumable) -> audit_out/smollm2-core
 	LIVE_BATTERY=core LIVE_OUT=$${LIVE_OUT:-audit_out/smollm2-core} PY=$(PY) scripts/live.sh
