@@ -2,7 +2,9 @@
 
 ``python -m analysis.build [--jobs N] [--only 04 05 ...] [--claims] [--report] [--force] [-p NAME VALUE ...]``
 
-Notebooks are started in numeric order. Each reads only the verified inputs and computes what it
+Notebooks are started longest first, by the seconds each took in its last run (git-ignored
+``.cache/build/seconds.json``; those never timed first, in numeric order), so that the workers finish
+together. Each reads only the verified inputs and computes what it
 shows from them (no notebook reads another's products), so with ``--jobs 2`` two run side by
 side. Each number is made once (issue 21): a notebook whose key (:mod:`analysis.stamps`: its
 source, the package code it imports, the tracked inputs, its parameters, the BLAS kernel) equals
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import math
 import os
 import subprocess
 import sys
@@ -165,6 +168,40 @@ def execute(nb_path: Path, parameters: dict | None = None) -> float:
     return time.time() - t0
 
 
+def seconds_path() -> Path:
+    """The git-ignored record of each notebook's seconds in its last run (``.cache/build/seconds.json``)."""
+    return stamps.STAMPS / "seconds.json"
+
+
+def read_seconds() -> dict[str, float]:
+    """``{notebook stem: seconds}`` of the last runs (``{}`` when none or unreadable)."""
+    try:
+        table = json.loads(seconds_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: float(v) for k, v in table.items() if isinstance(v, (int, float))} if isinstance(table, dict) else {}
+
+
+def record_seconds(stem: str, seconds: float) -> None:
+    """Add one notebook's measured seconds to :func:`seconds_path` (written atomically)."""
+    table = {**read_seconds(), stem: round(float(seconds), 1)}
+    path = seconds_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".part")
+    tmp.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def longest_first(sources: list[Path], seconds: dict[str, float]) -> list[Path]:
+    """``sources`` ordered by their last run's seconds, longest first, so that parallel workers finish
+    together; a notebook never timed goes first (it may be long), ties keep the numeric order.
+
+    >>> [p.name for p in longest_first([Path("01_a.py"), Path("02_b.py"), Path("03_c.py")], {"01_a": 3.0, "03_c": 9.0})]
+    ['02_b.py', '03_c.py', '01_a.py']
+    """
+    return sorted(sources, key=lambda s: -seconds.get(s.stem, math.inf))
+
+
 def _run(source: Path, parameters: dict, key: str) -> tuple[str, float, int]:
     """Run one notebook (in a worker); returns its name, seconds and start (ns, the clock of file times)."""
     start = time.time_ns()
@@ -278,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
             with ProcessPoolExecutor(max(1, a.jobs)) as pool:
                 for s in stale:
                     stamps.forget(s.stem)
-                names = {pool.submit(_run, s, params, keys[s]): s.stem for s in stale}
+                names = {pool.submit(_run, s, params, keys[s]): s.stem for s in longest_first(stale, read_seconds())}
                 _report(names, a.heartbeat, max(1, a.jobs), t0, on_done=_record_notebook(keys))
         if a.claims:
             run_step("claims", claims_key(), _claims, [paths.CLAIMS_CHECK], a.force)
@@ -301,12 +338,14 @@ def plan(sources: list[Path], params: dict, force: bool = False) -> tuple[dict[P
 
 
 def _record_notebook(keys: dict):
-    """The callback that stamps a finished notebook: its key, its .ipynb and the files it wrote."""
+    """The callback that stamps a finished notebook (its key, its .ipynb and the files it wrote) and
+    records its seconds for the next build's longest-first order."""
     by_stem = {s.stem: (s, k) for s, k in keys.items()}
 
-    def done(stem: str, start_ns: int) -> None:
+    def done(stem: str, start_ns: int, seconds: float) -> None:
         source, key = by_stem[stem]
         stamps.record(stem, key, [source.with_suffix(".ipynb"), *stamps.written_since(list(OUTPUT_FOLDERS), start_ns)])
+        record_seconds(stem, seconds)
     return done
 
 
@@ -325,7 +364,7 @@ def _report(names: dict, heartbeat: float, jobs: int, t0: float, on_done=None) -
         for fut in [f for f in pending if f in done]:
             name, secs, start_ns = fut.result()
             if on_done is not None:
-                on_done(name, start_ns)
+                on_done(name, start_ns, secs)
             print(f"  {name}: {secs:.1f} s", flush=True)
             pending.remove(fut)
         if not done and heartbeat:

@@ -362,6 +362,22 @@ def test_build_reports_the_running_steps_while_they_run(capsys):
     assert out.index("claims:") < out.index("03_collection: 0.5 s")
 
 
+def test_notebooks_start_longest_first_by_their_last_seconds(stamp_dir):
+    """The build submits the slowest notebook of the last run first (two workers finish together);
+    never-timed notebooks go first in numeric order; the seconds survive between builds."""
+    sources = build.notebook_sources()
+    assert build.read_seconds() == {}
+    assert build.longest_first(sources, {}) == sources  # nothing timed yet: numeric order
+    build.record_seconds("02_prompts", 3.84)
+    build.record_seconds("09_construct_validity", 40.1)
+    build.record_seconds("03_collection", 33.3)
+    assert build.read_seconds() == {"02_prompts": 3.8, "09_construct_validity": 40.1, "03_collection": 33.3}
+    order = [s.name[:2] for s in build.longest_first(sources, build.read_seconds())]
+    assert order == ["01", "04", "05", "06", "07", "08", "10", "09", "03", "02"]
+    build.seconds_path().write_text("not json")
+    assert build.read_seconds() == {}  # an unreadable record: numeric order again
+
+
 def test_cell_progress_reads_papermills_cell_status(tmp_path, monkeypatch):
     monkeypatch.setattr(build.paths, "NOTEBOOKS", tmp_path)
     nb = nbformat.v4.new_notebook()
