@@ -133,6 +133,11 @@ CLAIM_ZERO_SNAP_RATIO = 1e-6
 # most 3.5e-15 relative; distinct values differ by at least 4e-3 relative.
 PERMUTATION_TIE_RTOL = 1e-9
 
+# --- Speed (issue 21: `make paper` in about a minute; caches of pure functions, no number changes) ----
+# Entries kept by the functools caches of the interval primitives (analysis.intervals): a calibration
+# asks for a few hundred distinct (k, n) thousands of times (about 7 ms per exact interval uncached).
+INTERVAL_CACHE_SIZE = 4096
+
 # --- Table 18 (Supplementary Note 9; spec R9) -------------------------------------------------------
 # The paper combined the released condition summaries as printed to 2 decimals: every input is rounded
 # to this many decimals (pp) before the intervals are combined in quadrature (reproduces all 24 numbers).
