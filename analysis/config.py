@@ -137,6 +137,16 @@ PERMUTATION_TIE_RTOL = 1e-9
 # Entries kept by the functools caches of the interval primitives (analysis.intervals): a calibration
 # asks for a few hundred distinct (k, n) thousands of times (about 7 ms per exact interval uncached).
 INTERVAL_CACHE_SIZE = 4096
+# Cue job/probe/blind tables kept per process (analysis.cues; about 3 MB each): the validity notebook
+# renders the same seven cues of one cell for the panel, the calibration and each simulated subject.
+CUE_TABLE_CACHE_SIZE = 48
+# Texts whose readability is kept per process (analysis.validity.confounds; the panel of each subject
+# scores the same prompts again), and distinct words whose syllable count is kept.
+READABILITY_CACHE_SIZE = 32768
+SYLLABLE_CACHE_SIZE = 65536
+# Counterfactual rows of a cell's evaluation pairs kept per process (analysis.population; 99 pairs,
+# two arms per cell): every reference, learner refit and prompt table of a cell starts from them.
+COUNTERFACTUAL_CACHE_SIZE = 128
 
 # --- Table 18 (Supplementary Note 9; spec R9) -------------------------------------------------------
 # The paper combined the released condition summaries as printed to 2 decimals: every input is rounded

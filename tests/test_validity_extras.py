@@ -109,3 +109,25 @@ def test_live_abstention_variant_records_an_answer_zero(tmp_path):
     enums = {tuple(b["tools"][0]["function"]["parameters"]["properties"]["patient"]["enum"])
              for b in bodies if cues.PROBE_ABSTAIN in b["messages"][-1]["content"]}
     assert enums == {(0, 1, 2)}
+
+
+def _readability_reference(text: str) -> dict:
+    """The uncached count, word by word (the form before the caches of issue 21)."""
+    import math
+
+    words = CF._WORD.findall(text)
+    n_sent = max(1, len([s for s in CF._SENTENCE.split(text) if s.strip()]))
+    syl = sum(CF.syllables(w) for w in words)
+    fk = 0.39 * len(words) / n_sent + 11.8 * syl / len(words) - 15.59 if words else math.nan
+    return {"words": len(words), "characters": len(text), "sentences": n_sent, "fk_grade": fk}
+
+
+def test_cached_readability_equals_the_word_by_word_count_exactly():
+    texts = [p for c in ("numeric", "narrative", "ordered") for p in cues.job_table(CELL, c)["prompt"].iloc[:6]]
+    texts += ["", "Score 0.86. Patient one: indicator_level 3!"]
+    for t in texts:
+        got = CF.readability(t)
+        want = _readability_reference(t)
+        assert list(got) == list(want)
+        assert got == want or (t == "" and got["words"] == 0)  # "" has a NaN grade (NaN != NaN)
+    assert CF.readability(texts[0]) is not CF.readability(texts[0])  # a fresh dict per call
