@@ -28,7 +28,7 @@ import numpy as np
 from . import config, intervals
 from .cells import Cell
 from .encoding import indicator_features, quartile_edges
-from .population import counterfactual_rows, examples, pairs, population
+from .population import examples, pair_counterfactuals, pairs
 
 #: the three verdicts, in the order the paper lists them
 VERDICTS = ("excess", "no resolved difference", "shortfall")
@@ -106,10 +106,9 @@ def _fit_many(F: np.ndarray, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
 def _per_pair(c: Cell, display: str, idx: np.ndarray | None) -> np.ndarray:
     """Per-pair reference PSE (rows x pairs): the learner fitted on each row of example indices ``idx``
     (None: the examples as shown, one row); the exact full-information reference without examples."""
-    pop, pr = population(c), pairs(c)
-    i, j = pr["i"].to_numpy(), pr["j"].to_numpy()
+    i = pairs(c)["i"].to_numpy()
     if not c.has_examples:  # the full-information reference: exact, no examples to resample
-        cf = {a: counterfactual_rows(pop, i, j, a) for a in (1, 0)}
+        cf = {a: pair_counterfactuals(c, a) for a in (1, 0)}
         per = [(cf[a]["r_true_i"] >= cf[a]["r_true_j"]).astype(float) for a in (1, 0)]
         return np.broadcast_to((per[0] - per[1])[None], (1 if idx is None else len(idx), len(i))).copy()
     ex = examples(c)
@@ -123,7 +122,7 @@ def _per_pair(c: Cell, display: str, idx: np.ndarray | None) -> np.ndarray:
     M = _fit_many(feat(ex.X), np.asarray(ex.Y, dtype=float), idx)  # rows x (p+1)
     picks = []
     for a in (1, 0):
-        cf = counterfactual_rows(pop, i, j, a)
+        cf = pair_counterfactuals(c, a)
         si = np.column_stack([np.ones(len(i)), feat(cf["X_i"])]) @ M.T
         sj = np.column_stack([np.ones(len(i)), feat(cf["X_j"])]) @ M.T
         picks.append((si >= sj).astype(float))  # pairs x rows
