@@ -147,6 +147,9 @@ SYLLABLE_CACHE_SIZE = 65536
 # Counterfactual rows of a cell's evaluation pairs kept per process (analysis.population; 99 pairs,
 # two arms per cell): every reference, learner refit and prompt table of a cell starts from them.
 COUNTERFACTUAL_CACHE_SIZE = 128
+# Report cards whose plots are kept per process (analysis.audit.plots): notebook 08 shows the plots
+# its HTML page already drew (about 1 s per figure).
+CARD_FIGURE_CACHE_SIZE = 8
 
 # --- Table 18 (Supplementary Note 9; spec R9) -------------------------------------------------------
 # The paper combined the released condition summaries as printed to 2 decimals: every input is rounded
