@@ -130,4 +130,5 @@ def test_cached_readability_equals_the_word_by_word_count_exactly():
         want = _readability_reference(t)
         assert list(got) == list(want)
         assert got == want or (t == "" and got["words"] == 0)  # "" has a NaN grade (NaN != NaN)
+        assert CF._readability(t)[0] == ("words", len(CF._WORD.findall(t)))  # call_table's word count
     assert CF.readability(texts[0]) is not CF.readability(texts[0])  # a fresh dict per call

@@ -85,7 +85,7 @@ def call_table(records: dict[str, pd.DataFrame], tables: dict[str, pd.DataFrame]
         if cue not in scores or cue not in tables:
             continue
         t = tables[cue][["arm", "pair_id", "order", "prompt"]].copy()
-        t["words"] = [len(_WORD.findall(p)) for p in t["prompt"]]
+        t["words"] = [_readability(p)[0][1] for p in t["prompt"]]  # the words of readability (cached)
         r = rec[rec["arm"].isin(["cf_a1", "cf_a0"]) & rec["picked_i"].notna()]
         r = r.merge(t[["arm", "pair_id", "order", "words"]], on=["arm", "pair_id", "order"], how="left")
         s = scores[cue].reindex(pd.MultiIndex.from_frame(r[["i", "j"]])).to_numpy(float)
