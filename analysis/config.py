@@ -150,6 +150,9 @@ COUNTERFACTUAL_CACHE_SIZE = 128
 # Report cards whose plots are kept per process (analysis.audit.plots): notebook 08 shows the plots
 # its HTML page already drew (about 1 s per figure).
 CARD_FIGURE_CACHE_SIZE = 8
+# UCI studies kept per process by the content of their raw panel (analysis.uci.study; about 5 s each):
+# the default reading and the '?' reading of a missing payer code.
+STUDY_CACHE_SIZE = 2
 
 # --- Table 18 (Supplementary Note 9; spec R9) -------------------------------------------------------
 # The paper combined the released condition summaries as printed to 2 decimals: every input is rounded
