@@ -227,6 +227,25 @@ def read_joint(d: np.ndarray, n_pairs: int, margin_pp: float = config.EQUIVALENC
                                                                                   n_pairs=n_pairs)
 
 
+def read_joint_rows(D: np.ndarray, n_pairs: int, margin_pp: float = config.EQUIVALENCE_MARGIN_PP) -> list[tuple]:
+    """:func:`read_joint` of every row of ``D`` (collections x draws) at once: the same tuples, bit for
+    bit (the same percentiles and the same counts, ``(count + 1) / (B + 1)``); rows with NaN draws
+    are read one by one, as :func:`read_joint` drops their NaNs."""
+    D = np.asarray(D, dtype=float)
+    if D.ndim != 2 or D.shape[1] == 0 or np.isnan(D).any():
+        return [read_joint(row, n_pairs, margin_pp) for row in D]
+    lo, hi = np.percentile(D, intervals.expanded_percentiles(n_pairs), axis=1)
+
+    def p(extreme: np.ndarray) -> np.ndarray:
+        return (np.count_nonzero(extreme, axis=1) + 1) / (D.shape[1] + 1)
+
+    p_value = np.minimum(1.0, 2 * np.minimum(p(D <= 0.0), p(D >= 0.0)))
+    p_tost = np.maximum(p(D <= -margin_pp), p(D >= margin_pp))
+    return [(float(a), float(b), float(pv), float(t),
+             intervals.equivalence_verdict(float(a), float(b), float(t), margin_pp, n_pairs=n_pairs))
+            for a, b, pv, t in zip(lo, hi, p_value, p_tost)]
+
+
 def judge_joint(model_pairs, ref_pairs, reference_pairs_point, reference: str = "learner",
                 draws: int = config.BOOTSTRAP_DRAWS, seed: int = JOINT_SEED,
                 margin_pp: float = config.EQUIVALENCE_MARGIN_PP) -> JointJudgment:
