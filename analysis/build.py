@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
+import io
 import json
 import math
 import os
@@ -78,12 +80,21 @@ def check_names(sources: list[Path], params: dict) -> None:
 
 
 def sync(source: Path) -> Path:
-    """Create or update the ``.ipynb`` of a py:percent source (outputs of an existing notebook are kept)."""
+    """Create or update the ``.ipynb`` of a py:percent source (outputs of an existing notebook are kept).
+
+    Runs jupytext's command line in this process (the same code as ``python -m jupytext``, without
+    a new interpreter and its imports for every notebook), its messages kept off the build's output.
+    """
+    from jupytext.cli import jupytext  # heavy, optional
+
     nb = source.with_suffix(".ipynb")
-    cmd = [sys.executable, "-m", "jupytext", "--to", "ipynb", str(source)]
+    args = ["--to", "ipynb", str(source)]
     if nb.exists():
-        cmd.insert(3, "--update")
-    subprocess.run(cmd, check=True, capture_output=True)
+        args.insert(0, "--update")
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        code = jupytext(args)
+    if code:
+        raise subprocess.CalledProcessError(code, ["jupytext", *args])
     return nb
 
 

@@ -519,3 +519,23 @@ def test_make_paper_builds_incrementally_and_fetches_only_when_a_notebook_runs()
     rule = makefile.split("\npaper:", 1)[1].split("\n\n", 1)[0]
     assert "--claims --report" in rule and "--force" in rule
     assert "analysis report" not in rule  # the report is a step of the build (skipped when current)
+
+
+def test_sync_in_process_writes_what_the_jupytext_command_writes(tmp_path):
+    """issue 21 speed: the build syncs with jupytext's command line in its own process; the .ipynb is
+    byte for byte the one ``python -m jupytext --update --to ipynb`` writes (outputs kept)."""
+    import shutil
+    import subprocess
+    import sys
+
+    src = build.paths.NOTEBOOKS / "02_prompts.py"
+    for name in ("cli", "api"):
+        (tmp_path / name).mkdir()
+        shutil.copy(src.with_suffix(".ipynb"), tmp_path / name / src.with_suffix(".ipynb").name)
+        text = src.read_text().replace("# %% [markdown]\n", "# %% [markdown]\n# An edited line.\n", 1)
+        (tmp_path / name / src.name).write_text(text)
+    subprocess.run([sys.executable, "-m", "jupytext", "--update", "--to", "ipynb", str(tmp_path / "cli" / src.name)],
+                   check=True, capture_output=True)
+    build.sync(tmp_path / "api" / src.name)
+    cli, api = ((tmp_path / n / src.with_suffix(".ipynb").name).read_bytes() for n in ("cli", "api"))
+    assert cli == api and b"An edited line." in api
