@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from analysis import config, cues
 from analysis.cells import parse_cell
@@ -132,3 +133,35 @@ def test_cached_readability_equals_the_word_by_word_count_exactly():
         assert got == want or (t == "" and got["words"] == 0)  # "" has a NaN grade (NaN != NaN)
         assert CF._readability(t)[0] == ("words", len(CF._WORD.findall(t)))  # call_table's word count
     assert CF.readability(texts[0]) is not CF.readability(texts[0])  # a fresh dict per call
+
+
+def _permutation_p_loop(x, y, method="pearson"):
+    """The loop over every ordering (the form before issue 21's vectorisation)."""
+    import itertools
+
+    from scipy import stats
+
+    f = (lambda a, b: np.corrcoef(a, b)[0, 1]) if method == "pearson" else (lambda a, b: stats.spearmanr(a, b)[0])
+    r0 = abs(f(x, y))
+    perms = [abs(f(x, y[list(p)])) for p in itertools.permutations(range(len(y)))]
+    return float(np.mean(np.asarray(perms) >= r0 - 1e-12))
+
+
+@pytest.mark.parametrize("n", [4, 5, 6, 7])
+@pytest.mark.parametrize("method", ["pearson", "spearman"])
+def test_vectorised_exact_permutation_p_equals_the_loop(n, method):
+    """Every ordering at once gives the loop's p value exactly (ties in y and x included; a constant y
+    gives the loop's 0)."""
+    from analysis.validity import coupling as CP
+
+    rng = np.random.default_rng(n)
+    cases = [(rng.normal(size=n), rng.normal(size=n)), (rng.normal(size=n), np.round(rng.normal(size=n))),
+             (np.arange(n, dtype=float), 3.0 * np.arange(n)), (np.round(rng.normal(size=n)), rng.normal(size=n))]
+    for x, y in cases:
+        assert CP.permutation_p(x, y, method) == _permutation_p_loop(x, y, method)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            x, y = rng.normal(size=n), np.ones(n)
+            assert CP.permutation_p(x, y, method) == _permutation_p_loop(x, y, method)
