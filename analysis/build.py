@@ -327,7 +327,9 @@ def main(argv: list[str] | None = None) -> int:
                 for s in stale:
                     stamps.forget(s.stem)
                 names = {pool.submit(_run, s, params, keys[s]): s.stem for s in longest_first(stale, read_seconds())}
-                _report(names, a.heartbeat, max(1, a.jobs), t0, on_done=_record_notebook(keys))
+                done, restamp = _record_notebook(keys)
+                _report(names, a.heartbeat, max(1, a.jobs), t0, on_done=done)
+                restamp()
         if a.claims:
             run_step("claims", claims_key(), _claims, [paths.CLAIMS_CHECK], a.force)
             refresh_fingerprint()
@@ -350,14 +352,22 @@ def plan(sources: list[Path], params: dict, force: bool = False) -> tuple[dict[P
 
 def _record_notebook(keys: dict):
     """The callback that stamps a finished notebook (its key, its .ipynb and the files it wrote) and
-    records its seconds for the next build's longest-first order."""
+    records its seconds for the next build's longest-first order; and the one that stamps every
+    finished notebook again once all have finished (a neighbour still writing one of the files a
+    stamp lists, e.g. a figure, was hashed mid-write; its final bytes are hashed then)."""
     by_stem = {s.stem: (s, k) for s, k in keys.items()}
+    made: dict[str, list[Path]] = {}
 
     def done(stem: str, start_ns: int, seconds: float) -> None:
         source, key = by_stem[stem]
-        stamps.record(stem, key, [source.with_suffix(".ipynb"), *stamps.written_since(list(OUTPUT_FOLDERS), start_ns)])
+        made[stem] = [source.with_suffix(".ipynb"), *stamps.written_since(list(OUTPUT_FOLDERS), start_ns)]
+        stamps.record(stem, key, made[stem])
         record_seconds(stem, seconds)
-    return done
+
+    def restamp() -> None:
+        for stem, files in made.items():
+            stamps.record(stem, by_stem[stem][1], files)
+    return done, restamp
 
 
 def _report(names: dict, heartbeat: float, jobs: int, t0: float, on_done=None) -> None:

@@ -539,3 +539,22 @@ def test_sync_in_process_writes_what_the_jupytext_command_writes(tmp_path):
     build.sync(tmp_path / "api" / src.name)
     cli, api = ((tmp_path / n / src.with_suffix(".ipynb").name).read_bytes() for n in ("cli", "api"))
     assert cli == api and b"An edited line." in api
+
+
+def test_a_file_a_neighbour_finishes_after_a_stamp_is_stamped_again_at_the_end(stamp_dir, monkeypatch):
+    """Two notebooks side by side: one finishes while the other is still writing a file the first's stamp
+    lists (written since it started); the stamps are taken again when all have finished, so an
+    unchanged tree is current (the no-change build ran notebook 05 again before)."""
+    from analysis import stamps
+
+    out = stamp_dir / "neighbour.png"
+    out.write_bytes(b"half")
+    source = build.paths.NOTEBOOKS / "05_representation_control.py"
+    monkeypatch.setattr(stamps, "written_since", lambda folders, since: [out])
+    monkeypatch.setattr(build, "record_seconds", lambda stem, seconds: None)
+    done, restamp = build._record_notebook({source: "k5"})
+    done(source.stem, 0, 1.0)
+    out.write_bytes(b"half and the rest")  # the neighbour finishes writing
+    assert not stamps.is_current(source.stem, "k5")
+    restamp()
+    assert stamps.is_current(source.stem, "k5")
