@@ -133,7 +133,7 @@ CLAIM_ZERO_SNAP_RATIO = 1e-6
 # most 3.5e-15 relative; distinct values differ by at least 4e-3 relative.
 PERMUTATION_TIE_RTOL = 1e-9
 
-# --- Speed (issue 21: `make paper` in about a minute; caches of pure functions, no number changes) ----
+# --- Speed (issue 21: a faster `make paper`; caches of pure functions, no number changes) ------------
 # Entries kept by the functools caches of the interval primitives (analysis.intervals): a calibration
 # asks for a few hundred distinct (k, n) thousands of times (about 7 ms per exact interval uncached).
 INTERVAL_CACHE_SIZE = 4096
@@ -141,8 +141,9 @@ INTERVAL_CACHE_SIZE = 4096
 # renders the same seven cues of one cell for the panel, the calibration and each simulated subject.
 CUE_TABLE_CACHE_SIZE = 48
 # Texts whose readability is kept per process (analysis.validity.confounds; the panel of each subject
-# scores the same prompts again), and distinct words whose syllable count is kept.
-READABILITY_CACHE_SIZE = 32768
+# scores the same prompts again: about 5,700 distinct prompts of some 5 kB), and distinct words whose
+# syllable count is kept.
+READABILITY_CACHE_SIZE = 8192
 SYLLABLE_CACHE_SIZE = 65536
 # Counterfactual rows of a cell's evaluation pairs kept per process (analysis.population; 99 pairs,
 # two arms per cell): every reference, learner refit and prompt table of a cell starts from them.

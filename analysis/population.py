@@ -188,10 +188,10 @@ def counterfactual_rows(sample, i: np.ndarray, j: np.ndarray, a: int) -> dict[st
     return {"X_i": X_i, "X_j": X_j, "r_true_i": r_true_i, "r_true_j": r_true_j}
 
 
-def pair_counterfactuals(cell: "str | Cell", a: int) -> dict[str, np.ndarray]:
+def pair_counterfactuals(c: Cell, a: int) -> dict[str, np.ndarray]:
     """:func:`counterfactual_rows` of a cell's population at its evaluation pairs (:func:`pairs`, in
     pair order) with ``A[i] = a``; cached per cell (the same arrays bit for bit), each call a fresh copy."""
-    return {k: v.copy() for k, v in _pair_counterfactuals(parse_cell(cell), int(a)).items()}
+    return {k: v.copy() for k, v in _pair_counterfactuals(c, int(a)).items()}
 
 
 @functools.lru_cache(maxsize=config.COUNTERFACTUAL_CACHE_SIZE)
