@@ -2,7 +2,9 @@
 
 ``python -m analysis.build [--jobs N] [--only 04 05 ...] [--claims] [--report] [--force] [-p NAME VALUE ...]``
 
-Notebooks are started in numeric order. Each reads only the verified inputs and computes what it
+Notebooks are started longest first, by the seconds each took in its last run (git-ignored
+``.cache/build/seconds.json``; those never timed first, in numeric order), so that the workers finish
+together. Each reads only the verified inputs and computes what it
 shows from them (no notebook reads another's products), so with ``--jobs 2`` two run side by
 side. Each number is made once (issue 21): a notebook whose key (:mod:`analysis.stamps`: its
 source, the package code it imports, the tracked inputs, its parameters, the BLAS kernel) equals
@@ -24,7 +26,10 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
+import io
 import json
+import math
 import os
 import subprocess
 import sys
@@ -75,12 +80,21 @@ def check_names(sources: list[Path], params: dict) -> None:
 
 
 def sync(source: Path) -> Path:
-    """Create or update the ``.ipynb`` of a py:percent source (outputs of an existing notebook are kept)."""
+    """Create or update the ``.ipynb`` of a py:percent source (outputs of an existing notebook are kept).
+
+    Runs jupytext's command line in this process (the same code as ``python -m jupytext``, without
+    a new interpreter and its imports for every notebook), its messages kept off the build's output.
+    """
+    from jupytext.cli import jupytext  # heavy, optional
+
     nb = source.with_suffix(".ipynb")
-    cmd = [sys.executable, "-m", "jupytext", "--to", "ipynb", str(source)]
+    args = ["--to", "ipynb", str(source)]
     if nb.exists():
-        cmd.insert(3, "--update")
-    subprocess.run(cmd, check=True, capture_output=True)
+        args.insert(0, "--update")
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        code = jupytext(args)
+    if code:
+        raise subprocess.CalledProcessError(code, ["jupytext", *args])
     return nb
 
 
@@ -163,6 +177,40 @@ def execute(nb_path: Path, parameters: dict | None = None) -> float:
                          f"(index {exc.cell_index}): {exc.ename}: {exc.evalue}") from None
     strip_metadata(nb_path)
     return time.time() - t0
+
+
+def seconds_path() -> Path:
+    """The git-ignored record of each notebook's seconds in its last run (``.cache/build/seconds.json``)."""
+    return stamps.STAMPS / "seconds.json"
+
+
+def read_seconds() -> dict[str, float]:
+    """``{notebook stem: seconds}`` of the last runs (``{}`` when none or unreadable)."""
+    try:
+        table = json.loads(seconds_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: float(v) for k, v in table.items() if isinstance(v, (int, float))} if isinstance(table, dict) else {}
+
+
+def record_seconds(stem: str, seconds: float) -> None:
+    """Add one notebook's measured seconds to :func:`seconds_path` (written atomically)."""
+    table = {**read_seconds(), stem: round(float(seconds), 1)}
+    path = seconds_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".part")
+    tmp.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def longest_first(sources: list[Path], seconds: dict[str, float]) -> list[Path]:
+    """``sources`` ordered by their last run's seconds, longest first, so that parallel workers finish
+    together; a notebook never timed goes first (it may be long), ties keep the numeric order.
+
+    >>> [p.name for p in longest_first([Path("01_a.py"), Path("02_b.py"), Path("03_c.py")], {"01_a": 3.0, "03_c": 9.0})]
+    ['02_b.py', '03_c.py', '01_a.py']
+    """
+    return sorted(sources, key=lambda s: -seconds.get(s.stem, math.inf))
 
 
 def _run(source: Path, parameters: dict, key: str) -> tuple[str, float, int]:
@@ -278,8 +326,10 @@ def main(argv: list[str] | None = None) -> int:
             with ProcessPoolExecutor(max(1, a.jobs)) as pool:
                 for s in stale:
                     stamps.forget(s.stem)
-                names = {pool.submit(_run, s, params, keys[s]): s.stem for s in stale}
-                _report(names, a.heartbeat, max(1, a.jobs), t0, on_done=_record_notebook(keys))
+                names = {pool.submit(_run, s, params, keys[s]): s.stem for s in longest_first(stale, read_seconds())}
+                done, restamp = _record_notebook(keys)
+                _report(names, a.heartbeat, max(1, a.jobs), t0, on_done=done)
+                restamp()
         if a.claims:
             run_step("claims", claims_key(), _claims, [paths.CLAIMS_CHECK], a.force)
             refresh_fingerprint()
@@ -301,13 +351,23 @@ def plan(sources: list[Path], params: dict, force: bool = False) -> tuple[dict[P
 
 
 def _record_notebook(keys: dict):
-    """The callback that stamps a finished notebook: its key, its .ipynb and the files it wrote."""
+    """The callback that stamps a finished notebook (its key, its .ipynb and the files it wrote) and
+    records its seconds for the next build's longest-first order; and the one that stamps every
+    finished notebook again once all have finished (a neighbour still writing one of the files a
+    stamp lists, e.g. a figure, was hashed mid-write; its final bytes are hashed then)."""
     by_stem = {s.stem: (s, k) for s, k in keys.items()}
+    made: dict[str, list[Path]] = {}
 
-    def done(stem: str, start_ns: int) -> None:
+    def done(stem: str, start_ns: int, seconds: float) -> None:
         source, key = by_stem[stem]
-        stamps.record(stem, key, [source.with_suffix(".ipynb"), *stamps.written_since(list(OUTPUT_FOLDERS), start_ns)])
-    return done
+        made[stem] = [source.with_suffix(".ipynb"), *stamps.written_since(list(OUTPUT_FOLDERS), start_ns)]
+        stamps.record(stem, key, made[stem])
+        record_seconds(stem, seconds)
+
+    def restamp() -> None:
+        for stem, files in made.items():
+            stamps.record(stem, by_stem[stem][1], files)
+    return done, restamp
 
 
 def _report(names: dict, heartbeat: float, jobs: int, t0: float, on_done=None) -> None:
@@ -325,7 +385,7 @@ def _report(names: dict, heartbeat: float, jobs: int, t0: float, on_done=None) -
         for fut in [f for f in pending if f in done]:
             name, secs, start_ns = fut.result()
             if on_done is not None:
-                on_done(name, start_ns)
+                on_done(name, start_ns, secs)
             print(f"  {name}: {secs:.1f} s", flush=True)
             pending.remove(fut)
         if not done and heartbeat:

@@ -256,7 +256,12 @@ def job_table(cell: Cell, cue: "str | Cue" = "numeric") -> pd.DataFrame:
     The paper's renderings are :func:`analysis.prompts.job_table` itself. Columns ``arm, pair_id,
     i, j, order, prompt, prompt_sha256, cue``.
     """
-    c, q = expect_cell(cell), parse_cue(cue)
+    return _job_table(expect_cell(cell), parse_cue(cue)).copy()
+
+
+@functools.lru_cache(maxsize=config.CUE_TABLE_CACHE_SIZE)
+def _job_table(c: Cell, q: Cue) -> pd.DataFrame:
+    """:func:`job_table` of a parsed cell and cue, cached (a pure function; callers get a copy)."""
     if q.is_paper:
         df = prompts.job_table(c, display=q.display)
     else:
@@ -291,7 +296,12 @@ def probe_table(cell: Cell, cue: "str | Cue" = "numeric", variant: str = "forced
     Columns ``pair_id, i, j, order, variant, cue, prompt, prompt_sha256, group_a_patient`` (the
     patient number, 1 or 2, showing the A = 1 version: 1 in order 0).
     """
-    c, q = expect_cell(cell), parse_cue(cue)
+    return _probe_table(expect_cell(cell), parse_cue(cue), variant).copy()
+
+
+@functools.lru_cache(maxsize=config.CUE_TABLE_CACHE_SIZE)
+def _probe_table(c: Cell, q: Cue, variant: str) -> pd.DataFrame:
+    """:func:`probe_table` of a parsed cell and cue, cached (a pure function; callers get a copy)."""
     _check_vocabulary(q, c)
     rows = []
     for pair_id, i, j, arms in _arm_rows(c):
@@ -330,6 +340,12 @@ def blind_table(c: Cell) -> pd.DataFrame:
 
     Columns as :func:`job_table` (``cue`` = ``blind``).
     """
+    return _blind_table(c).copy()
+
+
+@functools.lru_cache(maxsize=config.CUE_TABLE_CACHE_SIZE)
+def _blind_table(c: Cell) -> pd.DataFrame:
+    """:func:`blind_table`, cached (a pure function of the cell; callers get a copy)."""
     rows = []
     for pair_id, i, j, arms in _arm_rows(c):
         vi, vj = prompts.value_strings(arms["factual"][0], c)

@@ -16,6 +16,7 @@ References layer: imports only numpy, scipy and :mod:`analysis.config`.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -69,6 +70,13 @@ def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
 def _binomial_ci(k, n, level: float, method: str) -> tuple[float, float]:
     """``scipy.stats.binomtest``'s interval of ``k / n`` by ``method``; NaN for ``n = 0``."""
     k, n = _check_counts(k, n)
+    return _binomial_ci_of(k, n, float(level), method)
+
+
+@functools.lru_cache(maxsize=config.INTERVAL_CACHE_SIZE)
+def _binomial_ci_of(k: int, n: int, level: float, method: str) -> tuple[float, float]:
+    """:func:`_binomial_ci` of checked counts, cached (a pure function of its arguments; the
+    calibrations ask for the same few hundred ``(k, n)`` thousands of times, at milliseconds each)."""
     if n == 0:
         return (math.nan, math.nan)
     ci = stats.binomtest(k, n).proportion_ci(confidence_level=level, method=method)
@@ -108,7 +116,12 @@ def expanded_percentiles(n: int, level: float = 0.95) -> tuple[float, float]:
     >>> [round(x, 2) for x in expanded_percentiles(24)]
     [1.73, 98.27]
     """
-    n = int(n)
+    return _expanded_percentiles_of(int(n), float(level))
+
+
+@functools.lru_cache(maxsize=config.INTERVAL_CACHE_SIZE)
+def _expanded_percentiles_of(n: int, level: float) -> tuple[float, float]:
+    """:func:`expanded_percentiles`, cached (a pure function of ``n`` and ``level``)."""
     if n < 2:
         return (100 * (1 - level) / 2, 100 * (1 + level) / 2)
     z = math.sqrt(n / (n - 1)) * float(stats.t.ppf(0.5 + level / 2, n - 1))

@@ -28,7 +28,7 @@ import numpy as np
 from . import config, intervals
 from .cells import Cell
 from .encoding import indicator_features, quartile_edges
-from .population import counterfactual_rows, examples, pairs, population
+from .population import examples, pair_counterfactuals, pairs
 
 #: the three verdicts, in the order the paper lists them
 VERDICTS = ("excess", "no resolved difference", "shortfall")
@@ -106,10 +106,9 @@ def _fit_many(F: np.ndarray, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
 def _per_pair(c: Cell, display: str, idx: np.ndarray | None) -> np.ndarray:
     """Per-pair reference PSE (rows x pairs): the learner fitted on each row of example indices ``idx``
     (None: the examples as shown, one row); the exact full-information reference without examples."""
-    pop, pr = population(c), pairs(c)
-    i, j = pr["i"].to_numpy(), pr["j"].to_numpy()
+    i = pairs(c)["i"].to_numpy()
     if not c.has_examples:  # the full-information reference: exact, no examples to resample
-        cf = {a: counterfactual_rows(pop, i, j, a) for a in (1, 0)}
+        cf = {a: pair_counterfactuals(c, a) for a in (1, 0)}
         per = [(cf[a]["r_true_i"] >= cf[a]["r_true_j"]).astype(float) for a in (1, 0)]
         return np.broadcast_to((per[0] - per[1])[None], (1 if idx is None else len(idx), len(i))).copy()
     ex = examples(c)
@@ -123,7 +122,7 @@ def _per_pair(c: Cell, display: str, idx: np.ndarray | None) -> np.ndarray:
     M = _fit_many(feat(ex.X), np.asarray(ex.Y, dtype=float), idx)  # rows x (p+1)
     picks = []
     for a in (1, 0):
-        cf = counterfactual_rows(pop, i, j, a)
+        cf = pair_counterfactuals(c, a)
         si = np.column_stack([np.ones(len(i)), feat(cf["X_i"])]) @ M.T
         sj = np.column_stack([np.ones(len(i)), feat(cf["X_j"])]) @ M.T
         picks.append((si >= sj).astype(float))  # pairs x rows
@@ -226,6 +225,25 @@ def read_joint(d: np.ndarray, n_pairs: int, margin_pp: float = config.EQUIVALENC
     p_tost = intervals.tost(d, margin_pp)
     return lo, hi, intervals.p_two_sided(d), p_tost, intervals.equivalence_verdict(lo, hi, p_tost, margin_pp,
                                                                                   n_pairs=n_pairs)
+
+
+def read_joint_rows(D: np.ndarray, n_pairs: int, margin_pp: float = config.EQUIVALENCE_MARGIN_PP) -> list[tuple]:
+    """:func:`read_joint` of every row of ``D`` (collections x draws) at once: the same tuples, bit for
+    bit (the same percentiles and the same counts, ``(count + 1) / (B + 1)``); rows with NaN draws
+    are read one by one, as :func:`read_joint` drops their NaNs."""
+    D = np.asarray(D, dtype=float)
+    if D.ndim != 2 or D.shape[1] == 0 or np.isnan(D).any():
+        return [read_joint(row, n_pairs, margin_pp) for row in D]
+    lo, hi = np.percentile(D, intervals.expanded_percentiles(n_pairs), axis=1)
+
+    def p(extreme: np.ndarray) -> np.ndarray:
+        return (np.count_nonzero(extreme, axis=1) + 1) / (D.shape[1] + 1)
+
+    p_value = np.minimum(1.0, 2 * np.minimum(p(D <= 0.0), p(D >= 0.0)))
+    p_tost = np.maximum(p(D <= -margin_pp), p(D >= margin_pp))
+    return [(float(a), float(b), float(pv), float(t),
+             intervals.equivalence_verdict(float(a), float(b), float(t), margin_pp, n_pairs=n_pairs))
+            for a, b, pv, t in zip(lo, hi, p_value, p_tost)]
 
 
 def judge_joint(model_pairs, ref_pairs, reference_pairs_point, reference: str = "learner",

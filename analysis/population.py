@@ -188,6 +188,18 @@ def counterfactual_rows(sample, i: np.ndarray, j: np.ndarray, a: int) -> dict[st
     return {"X_i": X_i, "X_j": X_j, "r_true_i": r_true_i, "r_true_j": r_true_j}
 
 
+def pair_counterfactuals(c: Cell, a: int) -> dict[str, np.ndarray]:
+    """:func:`counterfactual_rows` of a cell's population at its evaluation pairs (:func:`pairs`, in
+    pair order) with ``A[i] = a``; cached per cell (the same arrays bit for bit), each call a fresh copy."""
+    return {k: v.copy() for k, v in _pair_counterfactuals(c, int(a)).items()}
+
+
+@functools.lru_cache(maxsize=config.COUNTERFACTUAL_CACHE_SIZE)
+def _pair_counterfactuals(c: Cell, a: int) -> dict[str, np.ndarray]:
+    pr = pairs(c)
+    return counterfactual_rows(population(c), pr["i"].to_numpy(), pr["j"].to_numpy(), a)
+
+
 def stochastic_regeneration(sample: Sample, pair_id: int, i: int, draw: int) -> Sample:
     """Copy of ``sample`` with the target's proxy-channel noise redrawn (Supplementary Note 11).
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from . import config, encoding
 from .cells import Cell, expect_cell
-from .population import arm_sample, counterfactual_rows, examples, pairs, population
+from .population import arm_sample, examples, pair_counterfactuals, pairs, population
 
 HEAD_ABSENT = ("You are a clinical triage specialist. Two patients are described by diagnostic indicator values. "
                "Higher values indicate greater severity. Decide which patient should be prioritized for immediate "
@@ -124,7 +124,7 @@ def job_table(cell: Cell, display: str = "numeric", arms: tuple[str, ...] | None
     shown = {"factual": (pop.X[i_all], pop.X[j_all])}
     for arm, a in (("cf_a1", 1), ("cf_a0", 0)):
         if arm in arms:
-            cf = counterfactual_rows(pop, i_all, j_all, a)
+            cf = pair_counterfactuals(c, a)
             shown[arm] = (cf["X_i"], cf["X_j"])
     for t, pr in enumerate(pr_table.itertuples(index=False)):
         rendered = {}

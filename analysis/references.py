@@ -26,7 +26,7 @@ from . import config
 from .cells import Cell, expect_cell
 from .encoding import indicator_features, quartile_edges  # noqa: F401  (indicator_features re-exported)
 from .learners import IndicatorLearner, ReferenceLearner
-from .population import counterfactual_rows, examples, pairs, population  # noqa: F401 (counterfactual_rows re-exported)
+from .population import counterfactual_rows, examples, pair_counterfactuals, pairs, population  # noqa: F401 (counterfactual_rows re-exported)
 
 
 def blr_posterior_mean(X: np.ndarray, y: np.ndarray, sigma: float = config.LEARNER_SIGMA,
@@ -65,7 +65,7 @@ def _reference_pairs(c: Cell) -> pd.DataFrame:
         pred = learner.predict(pop.X)
         out["learner_factual"] = (pred[i] >= pred[j]).astype(int)
     for a in (1, 0):
-        cf = counterfactual_rows(pop, i, j, a)
+        cf = pair_counterfactuals(c, a)
         out[f"fullinfo_a{a}"] = (cf["r_true_i"] >= cf["r_true_j"]).astype(int)
         if learner is not None:
             out[f"learner_a{a}"] = (learner.predict(cf["X_i"]) >= learner.predict(cf["X_j"])).astype(int)
@@ -129,7 +129,7 @@ def _indicator_learner(c: Cell) -> float:
     i, j = pr["i"].to_numpy(), pr["j"].to_numpy()
     picks = {}
     for a in (1, 0):
-        cf = counterfactual_rows(pop, i, j, a)
+        cf = pair_counterfactuals(c, a)
         picks[a] = (learner.predict(cf["X_i"]) >= learner.predict(cf["X_j"])).astype(int)
     return _pse_pp(picks[1], picks[0])
 

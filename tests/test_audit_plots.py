@@ -35,3 +35,17 @@ def test_a_resolved_condition_is_still_drawn_beside_an_unresolved_one():
     texts = [t.get_text().strip() for t in ax.texts]
     assert texts.count("no resolved pair") == 1  # the unresolved condition is said, the other one drawn
     assert any(len(line.get_xdata()) == 2 for line in ax.get_lines())  # the resolved interval
+
+
+def test_a_card_is_drawn_once_per_process_and_its_cached_plots_equal_a_fresh_drawing():
+    """The content-keyed cache (issue 21 speed): the same content gives the PNGs a fresh drawing gives,
+    byte for byte; a changed card is drawn anew."""
+    card = json.loads(EXAMPLE.read_text())
+    plots._DRAWN.clear()
+    first = plots.card_figures(card)
+    assert plots.card_figures(copy.deepcopy(card)) == first == plots.draw_card_figures(card)
+    assert len(plots._DRAWN) == 1
+    changed = copy.deepcopy(card)
+    changed["conditions"][0]["difference_pp"] = 99.0
+    assert plots.card_key(changed) != plots.card_key(card)
+    assert plots.card_figures(changed)["conditions"] != first["conditions"] and len(plots._DRAWN) == 2

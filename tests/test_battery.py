@@ -76,3 +76,26 @@ def test_table27_bounds_are_read_from_the_summary_not_widened(example_count):
     ours_seed2 = registry.status_of(reg.at["T27.n12.pse_hi", "paper_value"], reg.at["T27.n12.pse_hi", "tolerance"],
                                     n12["pse_hi"])[0]
     assert ours_seed2 == "mismatch"  # the cell script's seed 2 gives 14.14, not 13.6
+
+
+def test_vectorised_permutation_correlations_give_the_loops_p_values_exactly():
+    """SN 8's pair-level permutation test (issue 21 speed): the vectorised correlations take the same
+    permutations as the loop of np.corrcoef, differ from it only in the last bits, and give the same
+    permutation p values, bit for bit, on released cells."""
+    import numpy as np
+
+    from analysis import estimators as E
+    from analysis.battery import reliance
+    from analysis.population import truth
+    from analysis.records import load_records
+
+    for k, corner in ((12, "LH"), (6, "HH")):
+        cell = parse_cell(reliance.structure_cell(k, corner))  # the test is a boundary
+        eff = E.pair_effects(load_records("sonnet", cell), truth(cell)).dropna()
+        err, apse = eff["error"].to_numpy(), np.abs(eff["pse"].to_numpy())
+        r = float(np.corrcoef(err, apse)[0, 1])
+        rng = np.random.default_rng(reliance.PAIR_PERMUTATION_SEED)
+        loop = np.array([np.corrcoef(err, apse[rng.permutation(len(apse))])[0, 1] for _ in range(2000)])
+        fast = reliance.permuted_r(err, apse, np.random.default_rng(reliance.PAIR_PERMUTATION_SEED), 2000)
+        np.testing.assert_allclose(fast, loop, rtol=1e-12, atol=1e-15)  # last bits only
+        assert reliance.permutation_p(r, fast) == reliance.permutation_p(r, loop)

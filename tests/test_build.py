@@ -362,6 +362,22 @@ def test_build_reports_the_running_steps_while_they_run(capsys):
     assert out.index("claims:") < out.index("03_collection: 0.5 s")
 
 
+def test_notebooks_start_longest_first_by_their_last_seconds(stamp_dir):
+    """The build submits the slowest notebook of the last run first (two workers finish together);
+    never-timed notebooks go first in numeric order; the seconds survive between builds."""
+    sources = build.notebook_sources()
+    assert build.read_seconds() == {}
+    assert build.longest_first(sources, {}) == sources  # nothing timed yet: numeric order
+    build.record_seconds("02_prompts", 3.84)
+    build.record_seconds("09_construct_validity", 40.1)
+    build.record_seconds("03_collection", 33.3)
+    assert build.read_seconds() == {"02_prompts": 3.8, "09_construct_validity": 40.1, "03_collection": 33.3}
+    order = [s.name[:2] for s in build.longest_first(sources, build.read_seconds())]
+    assert order == ["01", "04", "05", "06", "07", "08", "10", "09", "03", "02"]
+    build.seconds_path().write_text("not json")
+    assert build.read_seconds() == {}  # an unreadable record: numeric order again
+
+
 def test_cell_progress_reads_papermills_cell_status(tmp_path, monkeypatch):
     monkeypatch.setattr(build.paths, "NOTEBOOKS", tmp_path)
     nb = nbformat.v4.new_notebook()
@@ -503,3 +519,42 @@ def test_make_paper_builds_incrementally_and_fetches_only_when_a_notebook_runs()
     rule = makefile.split("\npaper:", 1)[1].split("\n\n", 1)[0]
     assert "--claims --report" in rule and "--force" in rule
     assert "analysis report" not in rule  # the report is a step of the build (skipped when current)
+
+
+def test_sync_in_process_writes_what_the_jupytext_command_writes(tmp_path):
+    """issue 21 speed: the build syncs with jupytext's command line in its own process; the .ipynb is
+    byte for byte the one ``python -m jupytext --update --to ipynb`` writes (outputs kept)."""
+    import shutil
+    import subprocess
+    import sys
+
+    src = build.paths.NOTEBOOKS / "02_prompts.py"
+    for name in ("cli", "api"):
+        (tmp_path / name).mkdir()
+        shutil.copy(src.with_suffix(".ipynb"), tmp_path / name / src.with_suffix(".ipynb").name)
+        text = src.read_text().replace("# %% [markdown]\n", "# %% [markdown]\n# An edited line.\n", 1)
+        (tmp_path / name / src.name).write_text(text)
+    subprocess.run([sys.executable, "-m", "jupytext", "--update", "--to", "ipynb", str(tmp_path / "cli" / src.name)],
+                   check=True, capture_output=True)
+    build.sync(tmp_path / "api" / src.name)
+    cli, api = ((tmp_path / n / src.with_suffix(".ipynb").name).read_bytes() for n in ("cli", "api"))
+    assert cli == api and b"An edited line." in api
+
+
+def test_a_file_a_neighbour_finishes_after_a_stamp_is_stamped_again_at_the_end(stamp_dir, monkeypatch):
+    """Two notebooks side by side: one finishes while the other is still writing a file the first's stamp
+    lists (written since it started); the stamps are taken again when all have finished, so an
+    unchanged tree is current (the no-change build ran notebook 05 again before)."""
+    from analysis import stamps
+
+    out = stamp_dir / "neighbour.png"
+    out.write_bytes(b"half")
+    source = build.paths.NOTEBOOKS / "05_representation_control.py"
+    monkeypatch.setattr(stamps, "written_since", lambda folders, since: [out])
+    monkeypatch.setattr(build, "record_seconds", lambda stem, seconds: None)
+    done, restamp = build._record_notebook({source: "k5"})
+    done(source.stem, 0, 1.0)
+    out.write_bytes(b"half and the rest")  # the neighbour finishes writing
+    assert not stamps.is_current(source.stem, "k5")
+    restamp()
+    assert stamps.is_current(source.stem, "k5")

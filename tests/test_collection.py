@@ -582,3 +582,13 @@ def test_atomic_write_gives_the_permissions_of_a_plain_open(tmp_path):
         assert (tmp_path / "records.csv").stat().st_mode & 0o777 == 0o644
     finally:
         os.umask(umask)
+
+
+def test_sdk_versions_are_read_once_and_equal_a_fresh_reading():
+    """issue 21 speed: the versions are cached per process; a copy equal to a fresh look-up."""
+    from analysis.collection import outputs
+
+    fresh = outputs._sdk_versions.__wrapped__()
+    got = outputs.sdk_versions()
+    got["numpy"] = "edited"
+    assert outputs.sdk_versions() == fresh and fresh["python"] and "pandas" in fresh

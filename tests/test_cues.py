@@ -146,3 +146,19 @@ def test_abstention_tool_variant_and_text_form_leave_the_paper_tool_alone():
         assert paper_schema["properties"]["patient"]["enum"] == [1, 2]  # the paper's tool is unchanged
     assert [cues.probe_answer_from_text(t) for t in ("0", "I choose 1.", "answer: 2", "12", "none")] == [0, 1, 2, None, None]
     assert [cues.probe_answer_from_args(a) for a in ({"patient": 0}, {"patient": True}, "{bad")] == [0, None, None]
+
+
+@pytest.mark.parametrize("cue", ["numeric", "numeric:assay", "narrative"])
+def test_cached_cue_tables_equal_a_fresh_rendering_and_hand_out_copies(cue):
+    """The per-process caches of job, probe and blind tables (issue 21 speed) return exactly what an
+    uncached rendering gives, and a caller editing its table does not edit the next caller's."""
+    c, q = parse_cell("k12_LH_neutral_learned_zero"), cues.parse_cue(cue)
+    pd.testing.assert_frame_equal(cues.job_table(c, cue), cues._job_table.__wrapped__(c, q), check_exact=True)
+    pd.testing.assert_frame_equal(cues.probe_table(c, cue, "abstain"),
+                                  cues._probe_table.__wrapped__(c, q, "abstain"), check_exact=True)
+    pd.testing.assert_frame_equal(cues.blind_table(c), cues._blind_table.__wrapped__(c), check_exact=True)
+    t = cues.job_table(c, cue)
+    t.loc[0, "prompt"] = "edited"
+    t["extra"] = 1
+    again = cues.job_table(c, cue)
+    assert again.loc[0, "prompt"] != "edited" and "extra" not in again

@@ -77,3 +77,37 @@ def test_equivalence_verdict_reads_four_ways():
     assert intervals.equivalence_verdict(-1.0, 9.0, 0.3) == intervals.INCONCLUSIVE
     assert intervals.equivalence_verdict(0.5, 8.0, 0.5, n_pairs=2) == intervals.TOO_FEW
     assert intervals.equivalence_verdict(float("nan"), 1.0, 0.5) == ""
+
+
+@pytest.mark.parametrize("k,n,level,method", [(0, 198, 0.95, "exact"), (57, 198, 0.95, "exact"), (2, 2, 0.9, "wilson"),
+                                              (0, 0, 0.95, "exact")])
+def test_cached_binomial_interval_equals_scipy_exactly(k, n, level, method):
+    """The cache (issue 21 speed) returns scipy's interval bit for bit, whatever type the counts come in."""
+    from scipy import stats
+
+    intervals._binomial_ci_of.cache_clear()
+    first = intervals._binomial_ci(np.int64(k), n, level, method)
+    again = intervals._binomial_ci(k, np.int32(n), np.float64(level), method)  # a cache hit
+    assert intervals._binomial_ci_of.cache_info().hits >= 1
+    if n == 0:
+        assert np.isnan(first).all() and np.isnan(again).all()
+        return
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=level, method=method)
+    assert first == again == (float(ci.low), float(ci.high))
+
+
+@pytest.mark.parametrize("n", [1, 24, 99])
+def test_cached_expanded_percentiles_equal_the_formula_exactly(n):
+    import math
+
+    from scipy import stats
+
+    intervals._expanded_percentiles_of.cache_clear()
+    got = [intervals.expanded_percentiles(n) for _ in range(2)]
+    if n < 2:
+        want = (100 * (1 - 0.95) / 2, 100 * (1 + 0.95) / 2)
+    else:
+        z = math.sqrt(n / (n - 1)) * float(stats.t.ppf(0.975, n - 1))
+        want = (100 * float(stats.norm.cdf(-z)), 100 - 100 * float(stats.norm.cdf(-z)))
+    assert got[0] == got[1] == want
+    assert intervals._expanded_percentiles_of.cache_info().hits == 1

@@ -100,3 +100,19 @@ def test_seed_replication_redraws_everything():
     c = cells.parse_cell("k12_LH_neutral_learned_zero_s20001")
     assert (c.population_seed, c.pair_seed, c.example_seed) == (20001, 40001, 60001)
     assert not population.pairs(c).equals(population.pairs(CELL))
+
+
+@pytest.mark.parametrize("cell", [CELL, "k12_LH_neutral_absent_zero", "k6_HH_social_learned_info"])
+def test_cached_pair_counterfactuals_equal_counterfactual_rows_exactly(cell):
+    """The per-cell cache (issue 21 speed) holds counterfactual_rows at the cell's pairs, bit for bit,
+    and hands out copies."""
+    c = cells.parse_cell(cell)
+    pop, pr = population.population(c), population.pairs(c)
+    for a in (1, 0):
+        want = population.counterfactual_rows(pop, pr["i"].to_numpy(), pr["j"].to_numpy(), a)
+        got = population.pair_counterfactuals(c, a)
+        assert list(got) == list(want)
+        for k in want:
+            assert np.array_equal(got[k], want[k]) and got[k].dtype == want[k].dtype
+        got["X_i"][:] = 0.0
+        assert np.array_equal(population.pair_counterfactuals(c, a)["X_i"], want["X_i"])

@@ -296,3 +296,25 @@ def test_subject_folder_and_pair_counts(tmp_path, study):
     assert (row["pairs"], row["changed"]) == (300, 89)
     assert [round(row[c], 2) for c in ("pse_pp", "lo_pp", "hi_pp")] == [-0.33, -1.83, 1.17]
     assert r.neartie.loc[("neartie", "all"), "n"] == 100 and r.neartie.loc[("wide", "all"), "n"] == 50
+
+
+def test_a_study_is_built_once_per_panel_content_and_each_caller_gets_an_equal_copy():
+    """issue 21 speed: notebook 06 builds the study, then the missing-payer comparison asks for the
+    default one; the content-keyed cache hands out a copy equal to a fresh build, bit for bit."""
+    from analysis.uci import study as S
+
+    raw = uci.read_raw_panel()
+    fresh = S._build_study(raw, "null")
+    a, b = S.build_study(raw), S.build_study(uci.read_raw_panel())
+    assert a is not b and a.panel is not b.panel
+    for st in (a, b):
+        pd.testing.assert_frame_equal(st.panel, fresh.panel, check_exact=True)
+        assert np.array_equal(st.Lz, fresh.Lz) and np.array_equal(st.risk, fresh.risk)
+        assert np.array_equal(st.proxy.coef_, fresh.proxy.coef_)
+        for o in fresh.coupling:
+            pd.testing.assert_frame_equal(st.coupling[o], fresh.coupling[o], check_exact=True)
+    a.panel.loc[0, "payer"] = "edited"
+    assert S.build_study(raw).panel.loc[0, "payer"] != "edited"
+    changed = raw.copy()
+    changed.loc[0, "race"] = "Other"
+    assert S.panel_key(changed) != S.panel_key(raw)

@@ -130,3 +130,18 @@ def test_tuned_subjects_have_the_stated_true_effect():
         t = T.known_truth(s, PARSED, ["numeric", "numeric:assay"]).set_index("cue")["true_excess_pp"]
         np.testing.assert_allclose(t["numeric"], d, atol=0.01)
         assert abs(t["numeric:assay"]) < 1e-9
+
+
+@pytest.mark.parametrize("kind", ["learner", "indicator", "label"])
+def test_refits_from_precomputed_features_equal_pair_shifts_exactly(kind):
+    """The refitted references (issue 21 speed: features of the examples and pairs computed once) give
+    pair_shifts's picks on every example resample, bit for bit."""
+    from analysis.validity import reference as RF
+
+    c = parse_cell(CELL)
+    n = len(RF.examples(c).Y)
+    idx = np.random.default_rng(RF.REFERENCE_SEED).integers(0, n, size=(60, n))
+    slow = np.stack([RF.pair_shifts(c, kind, k) for k in idx]).astype(np.int8)
+    assert np.array_equal(RF._shift_draws.__wrapped__(c, kind, 60, RF.REFERENCE_SEED), slow)
+    F = RF._feature_design(c, kind)
+    assert np.array_equal(RF._refit_shifts(F, np.arange(n)), RF.pair_shifts(c, kind))  # the examples as shown

@@ -128,3 +128,58 @@ def test_the_positive_control_sits_outside_every_bh_family():
     assert q[1:] == pytest.approx(bh([0.03, 0.9])[1])
     rows[0]["p_value"] = 0.5  # the control's own p moves nothing else
     assert bh_outside_controls(rows)[1][1:] == q[1:]
+
+
+def _readability_reference(text: str) -> dict:
+    """The uncached count, word by word (the form before the caches of issue 21)."""
+    import math
+
+    words = CF._WORD.findall(text)
+    n_sent = max(1, len([s for s in CF._SENTENCE.split(text) if s.strip()]))
+    syl = sum(CF.syllables(w) for w in words)
+    fk = 0.39 * len(words) / n_sent + 11.8 * syl / len(words) - 15.59 if words else math.nan
+    return {"words": len(words), "characters": len(text), "sentences": n_sent, "fk_grade": fk}
+
+
+def test_cached_readability_equals_the_word_by_word_count_exactly():
+    texts = [p for c in ("numeric", "narrative", "ordered") for p in cues.job_table(PARSED, c)["prompt"].iloc[:6]]
+    texts += ["", "Score 0.86. Patient one: indicator_level 3!"]
+    for t in texts:
+        got = CF.readability(t)
+        want = _readability_reference(t)
+        assert list(got) == list(want)
+        assert got == want or (t == "" and got["words"] == 0)  # "" has a NaN grade (NaN != NaN)
+        assert CF._readability(t)[0] == ("words", len(CF._WORD.findall(t)))  # call_table's word count
+    assert CF.readability(texts[0]) is not CF.readability(texts[0])  # a fresh dict per call
+
+
+def _permutation_p_loop(x, y, method="pearson"):
+    """The loop over every ordering (the form before issue 21's vectorisation)."""
+    import itertools
+
+    from scipy import stats
+
+    f = (lambda a, b: np.corrcoef(a, b)[0, 1]) if method == "pearson" else (lambda a, b: stats.spearmanr(a, b)[0])
+    r0 = abs(f(x, y))
+    perms = [abs(f(x, y[list(p)])) for p in itertools.permutations(range(len(y)))]
+    return float(np.mean(np.asarray(perms) >= r0 - 1e-12))
+
+
+@pytest.mark.parametrize("n", [4, 5, 6, 7])
+@pytest.mark.parametrize("method", ["pearson", "spearman"])
+def test_vectorised_exact_permutation_p_equals_the_loop(n, method):
+    """Every ordering at once gives the loop's p value exactly (ties in y and x included; a constant y
+    gives the loop's 0)."""
+    from analysis.validity import coupling as CP
+
+    rng = np.random.default_rng(n)
+    cases = [(rng.normal(size=n), rng.normal(size=n)), (rng.normal(size=n), np.round(rng.normal(size=n))),
+             (np.arange(n, dtype=float), 3.0 * np.arange(n)), (np.round(rng.normal(size=n)), rng.normal(size=n))]
+    for x, y in cases:
+        assert CP.permutation_p(x, y, method) == _permutation_p_loop(x, y, method)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            x, y = rng.normal(size=n), np.ones(n)
+            assert CP.permutation_p(x, y, method) == _permutation_p_loop(x, y, method)

@@ -7,10 +7,13 @@ strengths; ``display``: numeric, ordered and arbitrary renderings with the 5-pp 
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
+import json
 
 import numpy as np
 
+from .. import config
 from ..judgments import VERDICTS
 from ..style import DISPLAY_COLORS, JUDGMENT_COLORS, MODEL_COLORS, apply_style
 from .batteries import Condition
@@ -159,8 +162,30 @@ def figure_display(card: dict):
     return fig
 
 
+#: the figures of the cards drawn in this process, by :func:`card_key` (oldest dropped first)
+_DRAWN: dict[str, dict[str, str]] = {}
+
+
+def card_key(card: dict) -> str:
+    """SHA-256 of a card's content (its JSON text in its own key order; arrays as lists, NaN kept)."""
+    def other(obj):
+        return obj.tolist() if isinstance(obj, (np.ndarray, np.generic)) else repr(obj)
+    return hashlib.sha256(json.dumps(card, default=other).encode()).hexdigest()
+
+
 def card_figures(card: dict) -> dict[str, str]:
-    """Base64 PNGs of the card's plots (only the sections present)."""
+    """Base64 PNGs of the card's plots (only the sections present). A card with the content of one
+    already drawn in this process (the HTML page, then the notebook's cells) gets those PNGs again."""
+    key = card_key(card)
+    if key not in _DRAWN:
+        while len(_DRAWN) >= config.CARD_FIGURE_CACHE_SIZE:
+            _DRAWN.pop(next(iter(_DRAWN)))
+        _DRAWN[key] = draw_card_figures(card)
+    return dict(_DRAWN[key])
+
+
+def draw_card_figures(card: dict) -> dict[str, str]:
+    """Base64 PNGs of the card's plots, drawn now (uncached :func:`card_figures`)."""
     figs = {}
     if any(r.get("status") == "computed" for r in card["conditions"]):
         figs["conditions"] = _png(figure_conditions(card))

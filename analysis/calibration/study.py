@@ -28,7 +28,7 @@ from tqdm.auto import tqdm
 
 from .. import config, intervals
 from ..audit.batteries import Condition, battery_conditions, first_pairs
-from ..judgments import DRAW_DECIMALS, joint_draws, read_joint
+from ..judgments import DRAW_DECIMALS, joint_draws, read_joint_rows
 from ..judgments import verdict as paper_verdict
 from .simulate import ConditionModel, boot_counts, condition_model, per_pair_pse
 
@@ -48,7 +48,7 @@ def joint_verdicts(pse: np.ndarray, m: ConditionModel, idx: np.ndarray, K: np.nd
     """The card's joint judgment per seed (:func:`analysis.judgments.joint_draws` with its own seed and
     draw count, then :func:`analysis.judgments.read_joint`)."""
     d = joint_draws(pse, m.ref_draws, 100 * float(m.ref_point.mean()), idx.shape[0])
-    read = [read_joint(row, pse.shape[1]) for row in d]
+    read = read_joint_rows(d, pse.shape[1])
     return {"verdict": np.array([r[4] for r in read]), "lo": np.array([r[0] for r in read]),
             "hi": np.array([r[1] for r in read])}
 

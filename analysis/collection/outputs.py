@@ -3,6 +3,7 @@ and the ledger rows of an answer and its attempts."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -132,6 +133,13 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 def sdk_versions() -> dict:
+    """The interpreter's and the SDKs' versions (read once per process: each look-up scans the installed
+    distributions, and the replay writes 145 metadata files)."""
+    return dict(_sdk_versions())
+
+
+@functools.lru_cache(maxsize=1)
+def _sdk_versions() -> dict:
     out = {"python": sys.version.split()[0]}
     for name in ("anthropic", "openai", "httpx2", "numpy", "pandas"):
         try:

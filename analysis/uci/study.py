@@ -1,12 +1,16 @@
 """The study object: panel, splits, risk rule, labels, proxy model and the three couplings, built once."""
 from __future__ import annotations
 
+import copy
 import functools
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from sklearn.linear_model import LogisticRegression
+
+from .. import config
 
 from .design import N_EXAMPLES, ORDERINGS, TASK_COLUMNS
 from .panel import build_panel, read_raw_panel
@@ -64,9 +68,32 @@ def coupling_table(study_idx: np.ndarray, panel: pd.DataFrame, Lz: np.ndarray, p
     }, index=pd.Index(study_idx, name="patient"))
 
 
+#: studies built in this process, by (:func:`panel_key` of the raw panel, missing-payer reading)
+_BUILT: dict[tuple[str, str], Study] = {}
+
+
+def panel_key(raw: pd.DataFrame) -> str:
+    """SHA-256 of a raw panel's content: column names, dtypes, index and every value."""
+    h = hashlib.sha256(repr([(str(c), str(t)) for c, t in raw.dtypes.items()]).encode())
+    h.update(pd.util.hash_pandas_object(raw, index=True).to_numpy().tobytes())
+    return h.hexdigest()
+
+
 def build_study(raw: pd.DataFrame | None = None, missing_payer: str = "null") -> Study:
-    """Run panel, splits, risk rule, labels, proxy model and the three couplings."""
+    """Run panel, splits, risk rule, labels, proxy model and the three couplings. Built once per
+    process for a panel of the same content and the same reading (notebook 06 builds it, then the
+    pipeline's :func:`default_study` asks again); each call gets its own copy."""
     raw = read_raw_panel() if raw is None else raw
+    key = (panel_key(raw), missing_payer)
+    if key not in _BUILT:
+        while len(_BUILT) >= config.STUDY_CACHE_SIZE:
+            _BUILT.pop(next(iter(_BUILT)))
+        _BUILT[key] = _build_study(raw, missing_payer)
+    return copy.deepcopy(_BUILT[key])
+
+
+def _build_study(raw: pd.DataFrame, missing_payer: str) -> Study:
+    """:func:`build_study`, uncached."""
     panel = build_panel(raw, missing_payer)
     splits = split_indices(len(panel))
     rule = fit_risk_rule(panel, splits["risk_train"])

@@ -17,12 +17,16 @@ model's *own* inference of the group more than the cued group. Here:
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
+from collections import Counter
 
 import numpy as np
 import pandas as pd
 import statsmodels.formula.api as smf
+
+from .. import config
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z_'-]*|\d+(?:\.\d+)?")
 _SENTENCE = re.compile(r"[.!?:](?:\s|$)|\n")
@@ -43,14 +47,24 @@ def syllables(word: str) -> int:
     return max(1, n)
 
 
+_syllables = functools.lru_cache(maxsize=config.SYLLABLE_CACHE_SIZE)(syllables)
+
+
 def readability(text: str) -> dict:
     """``words``, ``characters``, ``sentences`` and ``fk_grade`` (Flesch–Kincaid) of a text."""
-    words = _WORD.findall(text)
+    return dict(_readability(text))
+
+
+@functools.lru_cache(maxsize=config.READABILITY_CACHE_SIZE)
+def _readability(text: str) -> tuple:
+    """:func:`readability` as ``(name, value)`` pairs, cached: each distinct word's syllables are
+    counted once (an integer sum, so the same count in any order)."""
+    words = Counter(_WORD.findall(text))
     n_sent = max(1, len([s for s in _SENTENCE.split(text) if s.strip()]))
-    n_w = len(words)
-    syl = sum(syllables(w) for w in words)
+    n_w = sum(words.values())
+    syl = sum(n * _syllables(w) for w, n in words.items())
     fk = 0.39 * n_w / n_sent + 11.8 * syl / n_w - 15.59 if n_w else math.nan
-    return {"words": n_w, "characters": len(text), "sentences": n_sent, "fk_grade": fk}
+    return (("words", n_w), ("characters", len(text)), ("sentences", n_sent), ("fk_grade", fk))
 
 
 def rendering_features(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -71,7 +85,7 @@ def call_table(records: dict[str, pd.DataFrame], tables: dict[str, pd.DataFrame]
         if cue not in scores or cue not in tables:
             continue
         t = tables[cue][["arm", "pair_id", "order", "prompt"]].copy()
-        t["words"] = [len(_WORD.findall(p)) for p in t["prompt"]]
+        t["words"] = [_readability(p)[0][1] for p in t["prompt"]]  # the words of readability (cached)
         r = rec[rec["arm"].isin(["cf_a1", "cf_a0"]) & rec["picked_i"].notna()]
         r = r.merge(t[["arm", "pair_id", "order", "words"]], on=["arm", "pair_id", "order"], how="left")
         s = scores[cue].reindex(pd.MultiIndex.from_frame(r[["i", "j"]])).to_numpy(float)

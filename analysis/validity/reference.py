@@ -107,7 +107,28 @@ def _shift_draws(c: Cell, kind: str, draws: int, seed: int) -> np.ndarray:
         return np.broadcast_to(pair_shifts(c, kind), (draws, n_pairs)).copy()
     n = len(examples(c).Y)
     idx = np.random.default_rng(seed).integers(0, n, size=(draws, n))
-    return np.stack([pair_shifts(c, kind, k) for k in idx]).astype(np.int8)
+    F = _feature_design(c, kind)
+    return np.stack([_refit_shifts(F, k) for k in idx]).astype(np.int8)
+
+
+def _feature_design(c: Cell, kind: str) -> dict:
+    """The learner's features of the examples and of every pair's counterfactual rows, computed once
+    for all refits (features are per row, so a resample's features are the resampled rows')."""
+    d, ex, learner = _design(c), examples(c), _learner(c, kind)
+    feat = learner.features if isinstance(learner, IndicatorLearner) else (lambda X: np.asarray(X, dtype=float))
+    out = {"examples": feat(_features(kind, ex.X, ex.A)), "Y": ex.Y}
+    for a in (1, 0):
+        r = d["rows"][a]
+        out[a] = (feat(_features(kind, r["X_i"], np.full(len(d["i"]), a))), feat(_features(kind, r["X_j"], d["A_j"])))
+    return out
+
+
+def _refit_shifts(F: dict, idx: np.ndarray) -> np.ndarray:
+    """:func:`pair_shifts` of the learner refitted on examples ``idx``, from :func:`_feature_design`
+    (the same fit and predictions, operation for operation)."""
+    model = ReferenceLearner().fit(F["examples"][idx], F["Y"][idx])
+    picks = {a: (model.predict(F[a][0]) >= model.predict(F[a][1])).astype(float) for a in (1, 0)}
+    return picks[1] - picks[0]
 
 
 def shift_draws(c: Cell, cue, draws: int, seed: int = REFERENCE_SEED) -> np.ndarray:
