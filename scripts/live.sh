@@ -9,7 +9,7 @@
 # 4. copies the card to audit_out/example/ with a README that states the command and the measured wall time;
 # 5. stops the server whatever happens (trap on EXIT, INT, TERM). A rerun asks only what the ledger lacks.
 # Environment: PY (the compendium's python, default .venv/bin/python), LIVE_PAIRS (default 24, the smoke battery's
-# own), LIVE_FORMAT (tool | json | text | logprobs | completion; default tool; logprobs and completion serve with
+# own), LIVE_MODEL (smollm2 | gemma3-270m, a base model for LIVE_FORMAT=completion; default smollm2), LIVE_FORMAT (tool | json | text | logprobs | completion; default tool; logprobs and completion serve with
 # --logits_all true, which llama-cpp-python needs to return log-probabilities; completion scores the tokens 1 and 2
 # after a completion prompt on POST /v1/completions, as for a base model, and is tested against fakes only), LIVE_OUT (default audit_out/smollm2, or
 # audit_out/smollm2-FORMAT), LIVE_EXAMPLE (default audit_out/example, or audit_out/example/FORMAT), LIVE_N_CTX
@@ -27,9 +27,18 @@ case "$FORMAT" in
   *) echo "live: LIVE_FORMAT must be tool, json, text, logprobs or completion, not '$FORMAT'" >&2; exit 2 ;;
 esac
 if [ "$FORMAT" = tool ]; then SUFFIX=""; else SUFFIX="-$FORMAT"; fi
-OUT="${LIVE_OUT:-audit_out/smollm2$SUFFIX}"
-EXAMPLE="${LIVE_EXAMPLE:-audit_out/example${SUFFIX:+/$FORMAT}}"
-MODEL_ID="smollm2-135m"
+# LIVE_MODEL: smollm2 (default) or gemma3-270m (a base model: LIVE_FORMAT=completion; scripts/live_build.sh)
+export LIVE_MODEL="${LIVE_MODEL:-smollm2}"
+case "$LIVE_MODEL" in
+  smollm2) MODEL_ID="smollm2-135m"
+           OUT="${LIVE_OUT:-audit_out/smollm2$SUFFIX}"
+           EXAMPLE="${LIVE_EXAMPLE:-audit_out/example${SUFFIX:+/$FORMAT}}" ;;
+  gemma3-270m) MODEL_ID="gemma3-270m"
+           OUT="${LIVE_OUT:-audit_out/gemma3-270m$SUFFIX}"
+           EXAMPLE="${LIVE_EXAMPLE:-audit_out/example/gemma3-270m$SUFFIX}" ;;
+  *) echo "live: LIVE_MODEL must be smollm2 or gemma3-270m, not '$LIVE_MODEL'" >&2; exit 2 ;;
+esac
+export LIVE_MODEL_ALIAS="$MODEL_ID"  # read by scripts/live_server.sh
 
 GGUF="$(scripts/live_build.sh | tail -n 1)"
 source scripts/live_server.sh
@@ -63,12 +72,13 @@ out, example, elapsed, before, after, server_args = sys.argv[1:]
 card = json.loads((pathlib.Path(out) / "report_card.json").read_text())
 meta = json.loads((pathlib.Path(out) / "live_server.json").read_text())
 meta.update(audit_wall_seconds=int(elapsed), load_average_before=before, load_average_after=after,
-            cores=os.cpu_count(), server_arguments=server_args.replace(str(pathlib.Path.cwd()) + "/", ""))
+            cores=os.cpu_count(), server_arguments=server_args.replace(str(pathlib.Path.cwd()) + "/", "").replace(
+                os.environ.get("LIVE_DIR", "/nonexistent").rstrip("/") + "/", ".live/"))  # no machine path
 card["live_server"] = meta  # written by scripts/live.sh from the ledger and the server's log (scripts/live_meta.py)
 (pathlib.Path(example) / "report_card.json").write_text(json.dumps(card, indent=1, ensure_ascii=False) + "\n")
 PY
   cp "$OUT/report_card.html" "$EXAMPLE/"
-  "$PY" scripts/live_readme.py --card "$EXAMPLE/report_card.json" --format "$FORMAT" --out-dir "$OUT" \
+  "$PY" scripts/live_readme.py --card "$EXAMPLE/report_card.json" --model "$LIVE_MODEL" --format "$FORMAT" --out-dir "$OUT" \
       --pairs "$PAIRS" --timeout "${LIVE_TIMEOUT:-600}" --steps "${LIVE_PAIRS:-24}" > "$EXAMPLE/README.md"
   echo "live: card of $PAIRS pairs copied to $EXAMPLE/" >&2
 done
