@@ -54,7 +54,7 @@ live: data  ## smoke audit of a real local model (llama-cpp-python + SmolLM2-135
 test-live: data  ## live tests against that local server (builds it once; skipped with a reason if it cannot be built)
 	PY=$(PY) scripts/live_test.sh
 
-check-portable: data  ## the whole pipeline under another BLAS kernel (OPENBLAS_CORETYPE=Prescott) and one thread: outputs must equal the committed ones
+check-portable: data  ## the whole pipeline under another BLAS kernel (OPENBLAS_CORETYPE=Prescott) and two BLAS threads: outputs must equal the committed ones
 	PY=$(PY) JOBS=$(JOBS) scripts/check_portable.sh
 
 live-logprobs: data  ## the smoke card with choice probabilities (--answer-format logprobs) -> audit_out/example/logprobs

@@ -291,11 +291,22 @@ def parser() -> argparse.ArgumentParser:
 #: the kernels' environment, the same whether the build runs from make or by hand (figures are drawn
 #: off-screen and shown once, where a cell displays them; hash order is fixed)
 KERNEL_ENV = {"MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"}
+#: one BLAS thread per kernel: with two notebooks side by side, two kernels of two OpenBLAS threads on 2 cores
+#: wait on each other's descheduled threads (a full build took 70-73 s wall and 135 s CPU; with one thread 52 s
+#: and 96 s, 2026-12-05, Intel Xeon with AVX-512). Set for every build, so that `make paper` and a build run by
+#: hand share their keys; the outputs are the same bytes under either thread count (`make check-portable`)
+KERNEL_BLAS_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def kernel_environment(environ) -> dict:
+    """What the build adds to the kernels' environment: :data:`KERNEL_ENV`, and one BLAS thread per kernel
+    where the user set no thread count (:data:`KERNEL_BLAS_ENV`)."""
+    return {**KERNEL_ENV, **{k: v for k, v in KERNEL_BLAS_ENV.items() if k not in environ}}
 
 
 def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
-    os.environ.update(KERNEL_ENV)  # inherited by the worker processes and their kernels
+    os.environ.update(kernel_environment(os.environ))  # inherited by the worker processes and their kernels
     sources = [s for s in notebook_sources() if not a.only or s.name[:2] in a.only]
     if a.only and len(sources) != len(set(a.only)):
         known = " ".join(s.name[:2] for s in notebook_sources())

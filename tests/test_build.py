@@ -407,12 +407,27 @@ def test_the_build_gives_its_kernels_the_environment_make_does(monkeypatch):
     assert os.environ["MPLBACKEND"] == "Agg" and os.environ["PYTHONHASHSEED"] == "0"
 
 
+def test_kernels_get_one_blas_thread_each_unless_the_user_chose():
+    """Two kernels of two OpenBLAS threads on two cores oversubscribe them: the build gives each kernel one
+    thread (make and a build by hand alike, so they share their keys) and keeps a count the user set."""
+    from analysis import build
+
+    assert build.kernel_environment({})["OPENBLAS_NUM_THREADS"] == "1"
+    assert build.kernel_environment({})["OMP_NUM_THREADS"] == "1"
+    assert "OPENBLAS_NUM_THREADS" not in build.kernel_environment({"OPENBLAS_NUM_THREADS": "4"})
+    assert build.kernel_environment({})["MPLBACKEND"] == "Agg"
+
+
 # --- each number made once (issue 21): keys, stamps, and what reruns -----------------------------
 
 @pytest.fixture
 def stamp_dir(tmp_path, monkeypatch):
+    import os
+
     from analysis import stamps
 
+    for name, value in build.kernel_environment(os.environ).items():  # the keys as the build computes them
+        monkeypatch.setenv(name, value)
     monkeypatch.setattr(stamps, "STAMPS", tmp_path / "build")
     cached = stamps.file_digest
     cached.cache_clear()
