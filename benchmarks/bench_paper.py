@@ -31,10 +31,10 @@ TARGETS = {"notebook 03": 25.0, "make paper (full)": 60.0, "make paper (no chang
 
 
 def _env() -> dict:
-    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"}
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        env.setdefault(var, "2")
-    return env
+    """The environment the build gives its kernels (one BLAS thread each unless the caller set a count)."""
+    from analysis.build import kernel_environment
+
+    return {**os.environ, **kernel_environment(os.environ)}
 
 
 def time_notebook_03() -> float:
