@@ -459,9 +459,16 @@ def test_a_notebook_key_follows_its_source_parameters_code_and_blas_kernel(stamp
     assert stamps.run_key(src) == base
     assert stamps.run_key(src, {"bootstrap_draws": 10}) != base
     assert stamps.run_key(src, {"output_dir": "elsewhere"}) == base  # where it writes is not what it computes
-    monkeypatch.setenv("OPENBLAS_CORETYPE", "Prescott")
+    import os
+
+    current = os.environ.get("OPENBLAS_CORETYPE")  # the suite may itself run under Prescott (make test's check)
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell" if current == "Prescott" else "Prescott")
     assert stamps.run_key(src) != base  # another BLAS kernel is never skipped
-    monkeypatch.delenv("OPENBLAS_CORETYPE")
+    if current is None:
+        monkeypatch.delenv("OPENBLAS_CORETYPE")
+    else:
+        monkeypatch.setenv("OPENBLAS_CORETYPE", current)
+    assert stamps.run_key(src) == base
     real = stamps.file_digest.__wrapped__
     changed = build.paths.ROOT / "analysis" / "supplement" / "logistic.py"
     monkeypatch.setattr(stamps, "file_digest", lambda p: "edited" if Path(p) == changed else real(p))
