@@ -21,7 +21,7 @@ mkdir -p "$LIVE"
 grep -E '^[^#[:space:]][^[:space:]]*==' "$PINS" > "$LIVE/requirements.new"
 if [ ! -f "$VENV/.installed" ] || ! cmp -s "$LIVE/requirements.new" "$LIVE/requirements.txt"; then
   jobs="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
-  echo "live: building llama-cpp-python from source into $VENV with $jobs jobs (about 9 minutes on 2 quiet cores)" >&2
+  echo "live: building llama-cpp-python from source into $VENV with $jobs jobs (4-9 minutes on 2 quiet cores)" >&2
   start=$(date +%s)
   "$PYTHON" -m venv "$VENV"
   "$VENV/bin/python" -m pip install --quiet --upgrade pip >&2
