@@ -17,8 +17,10 @@ Needs the server built (scripts/live_build.sh; `make bench-live` builds it first
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -46,12 +48,17 @@ _BATCH = 1 if os.getloadavg()[0] > (os.cpu_count() or 2) else (os.cpu_count() or
 FLAGS = {"project": {"n_threads": 1, "n_threads_batch": _BATCH, "logits_all": False},
          "old": {"n_threads": 2, "n_threads_batch": 2, "logits_all": True}}
 
-# The raw side, run by the live venv's python: reads {"gguf", "flags", "requests"} on stdin, prints one JSON line
-# per request with its seconds and usage.
+# The raw side, run by the live venv's python: reads {"gguf", "flags", "requests", "scripts"} on stdin, prints one
+# JSON line per request with its seconds and usage. It loads the weights as the server does (scripts/live_server.py's
+# patch: repacking off where AMX is advertised); the stock bindings die with SIGILL on the first long prompt on a
+# machine that advertises AMX without enabling it (Intel Xeon, 2026-12-06), so without it there is nothing to compare.
 RAW_WORKER = r"""
 import json, sys, time
-from llama_cpp import Llama
 spec = json.load(sys.stdin)
+sys.path.insert(0, spec["scripts"])
+from live_server import patch_server
+patch_server()
+from llama_cpp import Llama
 f = spec["flags"]
 llm = Llama(model_path=spec["gguf"], n_ctx=spec["n_ctx"], n_threads=f["n_threads"], n_threads_batch=f["n_threads_batch"],
             logits_all=f["logits_all"], chat_format="chatml-function-calling", verbose=False)
@@ -116,12 +123,23 @@ def run_server(reqs: list[dict], flags: dict) -> list[dict]:
 
 
 def run_raw(reqs: list[dict], flags: dict) -> list[dict]:
-    spec = {"gguf": str(GGUF), "n_ctx": N_CTX, "flags": flags, "requests": reqs}
+    spec = {"gguf": str(GGUF), "n_ctx": N_CTX, "flags": flags, "requests": reqs, "scripts": str(ROOT / "scripts")}
     res = subprocess.run([str(VENV_PY), "-c", RAW_WORKER], input=json.dumps(spec), capture_output=True, text=True,
                          timeout=3600)
     if res.returncode != 0:
-        raise SystemExit(f"bench_live: the raw bindings failed: {res.stderr.strip().splitlines()[-1:]}")
+        raise SystemExit(f"bench_live: the raw bindings failed ({_exit_reason(res.returncode)}): "
+                         f"{res.stderr.strip().splitlines()[-1:]}")
     return [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
+
+
+def _exit_reason(returncode: int) -> str:
+    """``exit 1``, or the signal that killed the process by name (``SIGILL``: an instruction the CPU refused)."""
+    if returncode >= 0:
+        return f"exit {returncode}"
+    try:
+        return f"killed by {signal.Signals(-returncode).name}"
+    except ValueError:
+        return f"killed by signal {-returncode}"
 
 
 def summarise(kinds: list[str], server: list[dict], raw: list[dict]) -> dict:
@@ -141,6 +159,14 @@ def summarise(kinds: list[str], server: list[dict], raw: list[dict]) -> dict:
     tot_r = sum(r["seconds"] for r in raw)
     out["all"] = {"server_seconds": tot_s, "raw_seconds": tot_r, "ratio_server_over_raw": tot_s / tot_r}
     return out
+
+
+def _repacking_off() -> bool:
+    """scripts/live_server.py's own rule, read from that file (both sides load the weights that way)."""
+    spec = importlib.util.spec_from_file_location("live_server", ROOT / "scripts" / "live_server.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.repacking_off()
 
 
 def _hogs(n: int) -> list[subprocess.Popen]:
@@ -173,10 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for h in hogs:
             h.kill()
-    res = {"server_flags": a.server_flags, "raw_flags": a.raw_flags, "hog_processes": a.hog, "cores": os.cpu_count(),
+    res = {"server_flags": a.server_flags, "raw_flags": a.raw_flags, "repacking_off": _repacking_off(),
+           "hog_processes": a.hog, "cores": os.cpu_count(),
            "load_average_1min": {k: round(v, 2) for k, v in load.items()}, "calls": list(zip(kinds, server or [], raw or []))}
     print(f"bench_live: {len(reqs)} calls a side; server flags {a.server_flags} {FLAGS[a.server_flags]}; raw flags "
-          f"{a.raw_flags}; {a.hog} busy-loop processes; {os.cpu_count()} cores; load average (1 min) "
+          f"{a.raw_flags}; weight repacking {'off' if _repacking_off() else 'on'} on both sides; {a.hog} busy-loop "
+          f"processes; {os.cpu_count()} cores; load average (1 min) "
           + ", ".join(f"{k} {v:.2f}" for k, v in load.items()))
     if server and raw:
         res["summary"] = summarise(kinds, server, raw)
