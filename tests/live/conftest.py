@@ -59,7 +59,7 @@ def _free_port() -> int:
 class Server:
     """One llama-cpp-python server process (stopped by :meth:`stop`, always)."""
 
-    def __init__(self, n_ctx: int, log: Path):
+    def __init__(self, n_ctx: int, log: Path, logits_all: bool = False):
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log
@@ -69,7 +69,7 @@ class Server:
              "--host", "127.0.0.1", "--port", str(self.port), "--chat_format", "chatml-function-calling",
              "--n_ctx", str(n_ctx), "--n_threads", os.environ.get("LIVE_THREADS", "1"),
              "--n_threads_batch", os.environ.get("LIVE_THREADS_BATCH", str(os.cpu_count() or 2)),
-             "--logits_all", "false"],  # the flags of scripts/live_server.sh (issue 23)
+             "--logits_all", str(logits_all).lower()],  # scripts/live_server.sh's flags (issue 23); true for logprobs
             stdout=self._fh, stderr=subprocess.STDOUT)
 
     def wait(self) -> None:
@@ -97,18 +97,22 @@ class Server:
 
 @pytest.fixture(scope="session")
 def live_server_factory(tmp_path_factory):
-    """``start(n_ctx)`` -> base URL of a server with that context (one per ``n_ctx`` per session)."""
+    """``start(n_ctx, logits_all)`` -> base URL of a server with that context and ``--logits_all`` (one of each per
+    session). llama-cpp-python returns log-probabilities only with ``--logits_all true``, as ``make live-logprobs``
+    serves; the audit's other formats get ``false``, as ``make live`` serves."""
     reason = _not_built()
     if reason:
         pytest.skip(reason)
-    servers: dict[int, Server] = {}
+    servers: dict[tuple[int, bool], Server] = {}
 
-    def start(n_ctx: int = 8192) -> str:
-        if n_ctx not in servers:
-            srv = Server(n_ctx, tmp_path_factory.mktemp("server") / f"server-{n_ctx}.log")
-            servers[n_ctx] = srv
+    def start(n_ctx: int = 8192, logits_all: bool = False) -> str:
+        key = (n_ctx, logits_all)
+        if key not in servers:
+            log = tmp_path_factory.mktemp("server") / f"server-{n_ctx}-logits-{str(logits_all).lower()}.log"
+            srv = Server(n_ctx, log, logits_all)
+            servers[key] = srv
             srv.wait()
-        return servers[n_ctx].url
+        return servers[key].url
 
     try:
         yield start
@@ -121,6 +125,12 @@ def live_server_factory(tmp_path_factory):
 def live_url(live_server_factory) -> str:
     """Base URL (without /v1) of the full-context server."""
     return live_server_factory(8192)
+
+
+@pytest.fixture(scope="session")
+def live_url_logprobs(live_server_factory) -> str:
+    """Base URL of the full-context server that keeps the logits (``--logits_all true``), for log-probabilities."""
+    return live_server_factory(8192, logits_all=True)
 
 
 @pytest.fixture(scope="session")
