@@ -166,7 +166,7 @@ def cell_estimates(records: pd.DataFrame, truth: pd.Series | None = None,
         "pse_ci": [100 * x for x in boot_ci(pse, pse_seed, draws)] if len(pse) else [float("nan")] * 2,
         "error_pct": float("nan"), "error_ci": [float("nan")] * 2,
     }
-    if has_factual:
+    if has_factual and len(keep):  # no pair resolved in every arm: NaN, as above, without numpy's empty-mean warning
         err = keep["error"].to_numpy()
         out["error_pct"] = 100 * float(err.mean())
         out["error_ci"] = [100 * x for x in boot_ci(err, error_seed, draws)]

@@ -3,6 +3,8 @@ bootstrap cases, vectorised = loop bootstraps, tracking and pooled slopes, froze
 checkpoints C17-C18 and the claims of Tables 3-5, 16, 17, 23-28."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -44,6 +46,18 @@ def test_hand_computed_pair_pse_and_error():
     est = E.cell_estimates(HAND, draws=50)
     assert est["n_pairs"] == 2 and est["pse_pp"] == 25.0 and est["error_pct"] == 75.0
     assert est["missing_rate"] == pytest.approx(3 / 18)
+
+
+def test_a_cell_with_no_resolved_pair_is_nan_without_warnings():
+    """A live model that answered too few calls validly (make live-logprobs, 2026-12-06: 1 % of 288) resolves no pair:
+    the estimates are NaN and numpy warns of no empty mean on the user's terminal."""
+    none = HAND.copy()
+    none.loc[none["arm"] == "cf_a0", "picked_i"] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = E.cell_estimates(none, draws=50)
+    assert est["n_pairs"] == 0 and np.isnan(est["pse_pp"]) and np.isnan(est["error_pct"])
+    assert all(np.isnan(x) for x in est["pse_ci"] + est["error_ci"])
 
 
 def test_paper_formula_when_nothing_is_missing():
