@@ -15,11 +15,11 @@ export PYTHONHASHSEED := 0
 help:  ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/; s/\$$(JOBS)/$(JOBS)/g' | expand -t 12
 
-$(STAMP): environment.yml pyproject.toml
+$(STAMP): environment.yml constraints.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -c "import re; print('\n'.join(l.split('- ',1)[1].strip() for l in open('environment.yml') if re.match(r'\s+- [A-Za-z0-9_.-]+==', l)))" > $(VENV)/requirements.txt
-	$(PY) -m pip install --quiet -r $(VENV)/requirements.txt
+	$(PY) -m pip install --quiet -r $(VENV)/requirements.txt -c constraints.txt
 	$(PY) -m pip install --quiet --no-deps -e . > $(VENV)/editable-install.log 2>&1 || { cat $(VENV)/editable-install.log; exit 1; }
 	touch $(STAMP)
 

@@ -8,7 +8,8 @@ A notebook's key hashes its jupytext source, every module of the package it impo
 through the package's own imports, function-level ones included, so the set is never smaller
 than what runs), the tracked inputs (``data/`` without ``data/derived/``: the input registry pins
 every downloaded file by SHA-256, the claims registry, the cue lists, the price table), the
-package's non-Python files (templates, resources), the pins (``environment.yml``), the Python
+package's non-Python files (templates, resources), the pins (``environment.yml``,
+``constraints.txt``), the Python
 version, the parameters it runs with, and the environment variables that choose the BLAS kernel
 and its threads (:data:`KEY_ENVIRONMENT`), so a run under another kernel is never skipped.
 
@@ -137,7 +138,7 @@ def tracked_inputs() -> list[Path]:
     data = [p for p in sorted(paths.DATA.rglob("*")) if p.is_file() and paths.DERIVED not in p.parents]
     package = [p for p in sorted((paths.ROOT / PACKAGE).rglob("*")) if p.is_file() and p.suffix not in (".py", ".pyc")
                and "__pycache__" not in p.parts]
-    pins = [p for p in (paths.ROOT / "environment.yml",) if p.is_file()]
+    pins = [p for p in (paths.ROOT / "environment.yml", paths.ROOT / "constraints.txt") if p.is_file()]
     return data + package + pins
 
 

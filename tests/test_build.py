@@ -293,6 +293,39 @@ def test_project_dependencies_are_ranges_around_the_pins():
     assert {"jupyterlab", "nbconvert"} <= set(pins)
 
 
+def _constraints():
+    text = (paths.ROOT / "constraints.txt").read_text(encoding="utf-8")
+    return {m.group(1).lower().replace("_", "-"): m.group(2)
+            for m in re.finditer(r"^([A-Za-z0-9_.-]+)==(\S+)$", text, re.M)}
+
+
+def test_constraints_pin_what_the_pins_pull_in():
+    """A fresh clone's .venv must not take a newer transitive release: fonttools 4.69.1 (served from 2026-12-06)
+    subsets fonts with more name records, and every figure PDF of a fresh `make paper` differed."""
+    pins, cons = _pins(), _constraints()
+    assert cons.get("fonttools") == "4.68.0" and {"pillow", "kiwisolver", "contourpy", "pyparsing"} <= set(cons)
+    for name, version in pins.items():
+        assert cons.get(name.replace("_", "-")) == version, f"{name}: environment.yml {version}, constraints.txt {cons.get(name)}"
+    makefile = (paths.ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "-r $(VENV)/requirements.txt -c constraints.txt" in makefile
+    assert re.search(r"^\$\(STAMP\):.*constraints\.txt", makefile, re.M)
+
+
+def test_the_running_environment_is_the_constrained_one():
+    """Every pinned distribution that is installed here has its pinned version (run the tests from `make venv`'s .venv)."""
+    from importlib import metadata
+
+    off = {}
+    for name, version in _constraints().items():
+        try:
+            have = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+        if have != version:
+            off[name] = (have, version)
+    assert not off, f"installed (have, pinned) differ from constraints.txt: {off}"
+
+
 def test_default_price_table_ships_with_the_package():
     shipped = resources.files("analysis") / "resources" / "prices.csv"
     assert shipped.is_file()
