@@ -199,11 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for h in hogs:
             h.kill()
-    res = {"server_flags": a.server_flags, "raw_flags": a.raw_flags, "repacking_off": _repacking_off(),
+    repacking_off = _repacking_off()
+    res = {"server_flags": a.server_flags, "raw_flags": a.raw_flags, "repacking_off": repacking_off,
            "hog_processes": a.hog, "cores": os.cpu_count(),
            "load_average_1min": {k: round(v, 2) for k, v in load.items()}, "calls": list(zip(kinds, server or [], raw or []))}
     print(f"bench_live: {len(reqs)} calls a side; server flags {a.server_flags} {FLAGS[a.server_flags]}; raw flags "
-          f"{a.raw_flags}; weight repacking {'off' if _repacking_off() else 'on'} on both sides; {a.hog} busy-loop "
+          f"{a.raw_flags}; weight repacking {'off' if repacking_off else 'on'} on both sides; {a.hog} busy-loop "
           f"processes; {os.cpu_count()} cores; load average (1 min) "
           + ", ".join(f"{k} {v:.2f}" for k, v in load.items()))
     if server and raw:
